@@ -1,0 +1,74 @@
+"""The parser contract: every format parser turns bytes into a flat list of `Element`s.
+
+A flat list (not a tree) keeps parsers simple and lets the cleaner and chunker, which are
+format-agnostic, rebuild the heading tree from heading levels alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+ElementKind = Literal[
+    "heading",  # a section heading; `level` 1 (top) .. 6
+    "paragraph",
+    "list_item",
+    "table",  # text is GitHub-flavoured Markdown with a header row; never split by the chunker
+    "code",
+    "caption",
+    "page_header",  # known running header (e.g. DOCX header part); dropped by the cleaner
+    "page_footer",  # known running footer; dropped by the cleaner
+]
+
+
+@dataclass
+class Element:
+    kind: ElementKind
+    text: str
+    page: int | None = None  # 1-based page (PDF) or slide number (PPTX); None when the format has no pages
+    level: int | None = None  # heading level, only for kind == "heading"
+    bbox: tuple[float, float, float, float] | None = None  # x0, y0, x1, y1 in page points (PDF only)
+    page_height: float | None = None  # lets the cleaner tell top/bottom margins apart (PDF only)
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Element":
+        data = dict(data)
+        if data.get("bbox") is not None:
+            data["bbox"] = tuple(data["bbox"])
+        return cls(**data)
+
+
+@dataclass
+class ParsedDocument:
+    elements: list[Element]
+    parser: str  # e.g. "pymupdf/1.26.5+rag3" -- recorded on the version so a parser change re-parses
+    page_count: int | None = None
+    warnings: list[str] = field(default_factory=list)  # non-fatal: e.g. "page 3: no text layer and OCR unavailable"
+    ocr_pages: list[int] = field(default_factory=list)  # pages whose text came from OCR
+
+
+class ParseError(Exception):
+    """A file that cannot be turned into text. The message is shown to operators as-is, so it
+    must say what is wrong with the file and what to do about it (never a bare library trace)."""
+
+    def __init__(self, message: str, *, stage: str = "parse") -> None:
+        super().__init__(message)
+        self.stage = stage
+
+
+@dataclass(frozen=True)
+class ParseLimits:
+    """Per-file limits. Checked by the parsers where they can be checked cheaply (size, pages,
+    uncompressed archive size); wall time is enforced by the caller running the parser in a
+    killable worker process."""
+
+    max_bytes: int = 200 * 1024 * 1024
+    max_pages: int = 2000
+    max_seconds: float = 120.0
+    max_uncompressed_bytes: int = 500 * 1024 * 1024  # zip-based formats (DOCX, PPTX): archive-bomb guard
+    max_compression_ratio: float = 200.0
+    ocr: bool = True  # OCR pages without a text layer when Tesseract is available
+    ocr_languages: str = "eng+deu+fra"
