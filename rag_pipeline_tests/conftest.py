@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,3 +21,83 @@ def corpus_dir() -> Path:
     if not (CORPUS / "MANIFEST.tsv").exists():
         pytest.fail(f"shared corpus not found at {CORPUS}; set RAG_CORPUS_DIR to its folder")
     return CORPUS
+
+
+# --------------------------------------------------------------------------- database
+
+
+def _server_url(tmp_root: Path) -> str:
+    if os.environ.get("DATABASE_URL"):
+        return os.environ["DATABASE_URL"]
+    from rag_pipeline import database
+
+    return database.embedded_url(tmp_root / "pgdata")
+
+
+@pytest.fixture(scope="session")
+def pg_server_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A real PostgreSQL with pgvector: DATABASE_URL if set, else an embedded server for the session."""
+    return _server_url(tmp_path_factory.mktemp("pg"))
+
+
+@pytest.fixture
+def db_url(pg_server_url: str) -> "Iterator[str]":
+    """A fresh, migrated database per test, dropped afterwards."""
+    import uuid
+
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from rag_pipeline import database, store
+
+    name = "rp_test_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    params = conninfo_to_dict(pg_server_url)
+    params["dbname"] = name
+    url = make_conninfo(**params)
+    with database.connect(url) as conn:
+        store.migrate(conn)
+    yield url
+    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real packaged all-MiniLM-L6-v2."""
+    from rag_pipeline.embedding import load_embedder
+
+    return load_embedder()
+
+
+DEMO_DIR = PROJECT_ROOT / "demo"
+
+
+def write_config(root: Path, db_url: str, *, docs: Path, eval_set: Path | None = None,
+                 thresholds: dict | None = None, extra: str = "", k: int = 5) -> Path:
+    """A rag_pipeline.yaml under `root` syncing `docs` into the test database."""
+    import yaml
+
+    config = {
+        "database_url": db_url,
+        "state_dir": str(root / "state"),
+        "sources": [{"name": "larkspur", "kind": "filesystem", "path": str(docs)}],
+        "evaluation": {"k": k, "thresholds": thresholds or {"evidence_recall": 0.8, "source_recall": 0.8,
+                                                            "acl_leaks": 0, "superseded_hits": 0}},
+    }
+    if eval_set is not None:
+        config["evaluation"]["eval_set"] = str(eval_set)
+    path = root / "rag_pipeline.yaml"
+    path.write_text(yaml.safe_dump(config) + extra, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def demo_copy(tmp_path: Path) -> Path:
+    """A private copy of the demo documents, free to edit."""
+    import shutil
+
+    target = tmp_path / "docs"
+    shutil.copytree(DEMO_DIR / "docs", target)
+    return target

@@ -1,0 +1,822 @@
+"""Safety cleaning: the last pass over parsed text before anything is chunked, embedded or indexed.
+
+Two jobs, both about what must never reach the index or a reviewer's terminal:
+
+* `neutralise_controls` removes characters that let a document act on whoever displays it
+  (terminal escape sequences, C0/C1 controls) or hide text from a human reviewer while a model
+  still reads it (bidi overrides, zero-width characters, Unicode "tag" characters used for
+  ASCII smuggling, variation-selector runs used to smuggle bytes).
+* `redact_secrets` replaces credentials and financial identifiers with `[REDACTED:<kind>]`.
+  The secret itself is never stored or returned: only counts per kind leave this module.
+
+Every pattern here runs on untrusted input of arbitrary size, so each one is written to be
+linear: matches may only start at a token boundary (a look-behind that excludes the token's own
+characters), repetitions are bounded and possessive, and block-shaped secrets (PEM keys, recovery
+code lists) are scanned inside explicitly bounded windows. A 20 MB hostile input costs a few
+passes over the text, never a quadratic search.
+
+`SAFETY_VERSION` is recorded with cleaned text so that a change to these rules re-cleans.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+SAFETY_VERSION = "safety1"
+
+PLACEHOLDER_PREFIX = "[REDACTED:"
+
+
+def placeholder(kind: str) -> str:
+    """The text that stands in for a removed secret; the kind stays so readers know what was there."""
+    return f"{PLACEHOLDER_PREFIX}{kind}]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Control characters, terminal escapes, invisible text
+# ---------------------------------------------------------------------------------------------
+
+# Line-break variants become "\n". This is normalisation, not neutralisation, so it is not
+# counted: CRLF files and form-feed page breaks from PDF extraction are ordinary. A lone CR is
+# still made harmless (it can no longer overwrite a terminal line).
+_NEWLINES = re.compile("\r\n?|[\x0b\x0c\x85\u2028\u2029]")
+
+# Terminal escape sequences, removed whole (each counts once). Order matters: string
+# sequences (OSC incl. OSC 8 hyperlinks, DCS, SOS, PM, APC) before CSI before the short
+# escapes, because all start with ESC. Payloads are bounded and possessive: an unterminated
+# OSC does not match and falls through to the short-escape branch, which removes "ESC ]" and
+# leaves the (now inert) payload as visible text. Lone ESCs are removed with the C0 controls.
+_ESCAPE_SEQUENCE = re.compile(
+    "\x1b[]PX^_][^\x07\x1b\x9c]{0,8192}+(?:\x07|\x1b\\\\|\x9c)"  # OSC / DCS / SOS / PM / APC
+    "|\x1b\\[[0-?]{0,64}+[ -/]{0,16}+[@-~]"  # CSI: ESC [ params intermediates final
+    "|\x1b[ -/]{0,8}+[0-~]"  # nF, Fp, Fe, Fs escapes: ESC 7, ESC c, ESC ( B, ESC \\ ...
+)
+
+# Characters around which a zero-width (non-)joiner is legitimate: scripts that use ZWJ/ZWNJ
+# for shaping (Arabic, Syriac, Indic, Thai, Myanmar, Khmer, Mongolian ...) and emoji ZWJ
+# sequences. Between Latin letters they only serve to hide or split words, so they go.
+_JOIN_CONTEXT = (
+    "\u0600-\u08ff"  # Arabic, Syriac, Thaana, NKo, Samaritan, Mandaic, Arabic extended
+    "\u0900-\u0dff"  # Devanagari .. Sinhala
+    "\u0e00-\u0fff"  # Thai, Lao, Tibetan
+    "\u1000-\u109f"  # Myanmar
+    "\u1780-\u18af"  # Khmer, Mongolian
+    "\ua8e0-\ua8ff\ua9e0-\ua9ff\uaa60-\uaa7f"  # Devanagari ext., Myanmar ext.
+    "\ufb50-\ufdff\ufe70-\ufefe"  # Arabic presentation forms
+    "\u2190-\u21ff\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff"  # arrows, misc technical, symbols, dingbats
+    "\u00a9\u00ae\u203c\u2049\u2122\u2139\u20e3\ufe0f"  # emoji-capable symbols, keycap, VS16
+    "\U0001f000-\U0001faff"  # emoji blocks incl. skin-tone modifiers
+)
+
+# Single characters (or short runs) that are removed; the count is the number of characters
+# removed. Group 1 keeps emoji subdivision flags (black flag + tag characters + cancel tag),
+# the only legitimate use of the tag block; everything else in that block is invisible text.
+_INVISIBLE = re.compile(
+    "(\U0001f3f4[\U000e0020-\U000e007e]{1,16}\U000e007f)"  # keep: e.g. the flag of Scotland
+    "|[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]"  # C0 (bar \t \n) and C1 (bar NEL) controls
+    "|[\u202a-\u202e\u2066-\u2069]"  # bidi embeddings, overrides, isolates (Trojan Source)
+    "|[\u200b\u2060-\u2064\ufeff\u180e\ufff9-\ufffb]"  # zero-width space, word joiner, BOM, ...
+    "|[\U000e0000-\U000e007f]"  # tag characters: invisible ASCII ("ASCII smuggling")
+    "|[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}"  # runs of variation selectors smuggle bytes
+    f"|[\u200c\u200d](?:(?<![{_JOIN_CONTEXT}][\u200c\u200d])|(?![{_JOIN_CONTEXT}]))"
+)
+
+# Cheap pre-check: most documents contain none of the above, and one scan is enough to know.
+_ANY_SUSPICIOUS = re.compile(
+    "[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u200b-\u200d\u202a-\u202e\u2060-\u2069"
+    "\ufeff\u180e\ufff9-\ufffb\ufe00-\ufe0f\U000e0000-\U000e01ef]"
+)
+
+
+def neutralise_controls(text: str) -> tuple[str, int]:
+    """Make `text` inert for terminals and honest for reviewers; return it and how many
+    sequences/characters were neutralised.
+
+    Line breaks are normalised to "\\n" (uncounted). Escape sequences are removed whole, so an
+    OSC 8 hyperlink keeps its visible label but loses its hidden target, and "ESC[2J" cannot
+    clear a screen. Bidi overrides and zero-width characters are removed because they make the
+    text a reviewer sees differ from the text the index and the model see.
+    """
+    text = _NEWLINES.sub("\n", text)
+    if _ANY_SUSPICIOUS.search(text) is None:
+        return text, 0
+    text, sequences = _ESCAPE_SEQUENCE.subn("", text)
+    before = len(text)
+    text = _INVISIBLE.sub(r"\1", text)
+    return text, sequences + (before - len(text))
+
+
+# ---------------------------------------------------------------------------------------------
+# Secret redaction: shared helpers
+# ---------------------------------------------------------------------------------------------
+
+Accept = Callable[[re.Match[str], str], bool]
+
+_VALUE_GROUPS = ("dq", "sq", "bare", "v")
+
+# Separator between a label and its value: `key: v`, `key = v`, `"key": "v"`, `key := v`,
+# `key => v`, `**Password:** v`, French `mot de passe : v` (narrow no-break space allowed).
+_SEP = r"""[*_`"']{0,3}+[ \t\u00a0\u202f]*(?::=|=>|[:=])[*_`]{0,3}+[ \t\u00a0\u202f]*"""
+
+# Not preceded by a letter: lets `DB_PASSWORD=` and `X-API-Key:` match, `dbpassword` not.
+_NO_LETTER_BEFORE = r"(?<![^\W\d_])"
+_NO_LETTER_AFTER = r"(?![^\W\d_])"
+
+_NOT_REDACTED = r"(?!\[REDACTED:)"
+
+_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~:]+")
+
+
+def _value_span(match: re.Match[str]) -> tuple[int, int]:
+    """Span of whichever value alternative (double-quoted, single-quoted, bare) matched."""
+    names = match.re.groupindex
+    for name in _VALUE_GROUPS:
+        if name in names and match.group(name) is not None:
+            return match.span(name)
+    return match.span()
+
+
+def _redact_matches(
+    pattern: re.Pattern[str],
+    text: str,
+    counts: Counter[str],
+    kind: str | Callable[[re.Match[str]], str],
+    accept: Accept | None = None,
+) -> str:
+    """Replace the value part of each accepted match with a placeholder, counting per kind.
+
+    Only the value is replaced: labels like `password:` or `Authorization: Bearer` stay, so the
+    text still reads naturally and a reviewer can see what kind of thing was there.
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        start, end = _value_span(match)
+        value = match.string[start:end]
+        if accept is not None and not accept(match, value):
+            return match.group(0)
+        if "bare" in match.re.groupindex and match.group("bare") is not None:
+            end -= len(value) - len(value.rstrip(_TRAILING_PUNCTUATION))  # "hunter2." keeps its "."
+            if end <= start:
+                return match.group(0)
+        found = kind(match) if callable(kind) else kind
+        counts[found] += 1
+        whole, offset = match.group(0), match.start()
+        return whole[: start - offset] + placeholder(found) + whole[end - offset :]
+
+    return pattern.sub(replace, text)
+
+
+def _has_letter_and_digit(value: str) -> bool:
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+_TRAILING_PUNCTUATION = ".,;`*"
+_PLACEHOLDER_VALUE = re.compile(r"[*_.\-x•·]+|<.*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[sd(].*|\{\{.*", re.IGNORECASE)
+_PLACEHOLDER_MARKER = re.compile(r"your|xxxx|(?<![a-z])here(?![a-z])", re.IGNORECASE)
+
+
+def _is_placeholder_value(value: str) -> bool:
+    """Template and form values (`****`, `<token>`, `${API_KEY}`, `your-key-here`) are not
+    secrets; redacting them would only inflate the counts operators watch."""
+    return _PLACEHOLDER_VALUE.fullmatch(value) is not None or _PLACEHOLDER_MARKER.search(value) is not None
+
+
+def _looks_like_token(value: str) -> bool:
+    """A machine-generated credential: long, no spaces, and either mixed letters and digits or
+    very long. Keeps "token: a unit of text" and "secret: family recipe" untouched."""
+    value = value.rstrip(_TRAILING_PUNCTUATION)
+    if len(value) < 8 or _TOKEN.fullmatch(value) is None:
+        return False
+    if _is_placeholder_value(value):
+        return False
+    return _has_letter_and_digit(value) or len(value) >= 20
+
+
+# ---------------------------------------------------------------------------------------------
+# Private keys (PEM / OpenSSH / PGP armour / SSH2)
+# ---------------------------------------------------------------------------------------------
+
+_KEY_HEADER = re.compile(
+    r"(?:-----|---- )BEGIN (?P<label>(?:[A-Z0-9]{1,16} ){0,3}PRIVATE KEY(?: BLOCK)?)(?:-----| ----)"
+)
+# Key material after a header whose END is missing: base64 lines, armour headers
+# ("Proc-Type: 4,ENCRYPTED", "DEK-Info: ...", "Comment: ..."), blank lines.
+_KEY_BODY = re.compile(
+    r"(?:[ \t]*(?:[A-Za-z0-9+/]{16,128}+={0,2}|[A-Za-z0-9+/]{1,15}+={1,2}|=[A-Za-z0-9+/]{4}"
+    r"|[A-Z][A-Za-z-]{1,32}+: [^\n]{0,256}+)?[ \t]*(?:\n|\Z))*+"
+)
+_MAX_KEY_BLOCK = 64 * 1024  # far above any real key (an 8192-bit RSA PEM is ~6.5 KB)
+
+
+def _redact_private_keys(text: str, counts: Counter[str]) -> str:
+    """Replace each private-key block, header to footer, with one placeholder.
+
+    The footer is looked for only up to the next BEGIN and at most 64 KB ahead, so the search
+    windows never overlap and the whole pass is linear even for a million headers without END.
+    Without a footer (truncated or hostile input) the header and the key material directly
+    below it are removed, and nothing further.
+    """
+    headers = list(_KEY_HEADER.finditer(text))
+    if not headers:
+        return text
+    pieces: list[str] = []
+    cursor = 0
+    for index, header in enumerate(headers):
+        if header.start() < cursor:
+            continue  # inside the block we just removed
+        limit = min(header.end() + _MAX_KEY_BLOCK, len(text))
+        if index + 1 < len(headers):
+            limit = min(limit, headers[index + 1].start())
+        end = _find_key_footer(text, header, limit)
+        if end is None:
+            body = _KEY_BODY.match(text, header.end(), limit)
+            end = body.end() if body else header.end()
+            if end > header.end() and text[end - 1] == "\n":
+                end -= 1  # keep the line break that ended the key material
+        pieces.append(text[cursor : header.start()])
+        pieces.append(placeholder("private_key"))
+        counts["private_key"] += 1
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def _find_key_footer(text: str, header: re.Match[str], limit: int) -> int | None:
+    """End offset of the matching `-----END <label>-----` before `limit`, or None."""
+    marker = f"END {header.group('label')}"
+    found = text.find(marker, header.end(), limit)
+    if found < 0:
+        return None
+    end = found + len(marker)
+    while end < len(text) and end - found - len(marker) < 5 and text[end] in "- ":
+        end += 1
+    return end
+
+
+# ---------------------------------------------------------------------------------------------
+# Vendor tokens with a recognisable shape
+# ---------------------------------------------------------------------------------------------
+
+_B64URL = r"A-Za-z0-9_\-"
+
+# Each starts only where a token starts (look-behind excludes the token's own characters), so
+# scans from different starts never overlap.
+_SHAPED_TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "jwt",
+        re.compile(
+            f"(?<![{_B64URL}.])eyJ[{_B64URL}]{{5,8192}}+\\.[{_B64URL}]{{5,8192}}+\\.[{_B64URL}]{{8,8192}}+"
+            f"(?![{_B64URL}])"
+        ),
+    ),
+    (
+        "github_token",
+        re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}+|github_pat_[A-Za-z0-9_]{22,251}+)(?![A-Za-z0-9_])"),
+    ),
+    ("slack_token", re.compile(r"(?<![A-Za-z0-9-])xox[abposr]-[A-Za-z0-9-]{10,251}+")),
+    (
+        "slack_webhook",
+        re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,200}+"),
+    ),
+    ("google_api_key", re.compile(r"(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])")),
+    ("stripe_key", re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,247}+(?![A-Za-z0-9_])")),
+    ("aws_access_key", re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")),
+)
+
+
+def _redact_shaped_tokens(text: str, counts: Counter[str]) -> str:
+    """Tokens whose prefix alone identifies them; no context needed, so no label is required."""
+    for kind, pattern in _SHAPED_TOKENS:
+        text = _redact_matches(pattern, text, counts, kind)
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# Secrets identified by their label (key = value, headers, URLs)
+# ---------------------------------------------------------------------------------------------
+
+_URL_CREDENTIALS = re.compile(
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}+://[^\s:/@?#\"'<>]{1,256}+:"
+    + _NOT_REDACTED
+    + r"(?P<v>[^\s@/?#\"'<>]{1,256}+)@"
+)
+
+_AWS_SECRET = re.compile(
+    r"(?<![A-Za-z0-9])(?:aws[_-]?secret[_-]?(?:access[_-]?)?key|secret[_-]?access[_-]?key)"
+    + _SEP
+    + r"""["']?(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""",
+    re.IGNORECASE,
+)
+
+_BEARER_VALUE = r"(?P<v>[A-Za-z0-9._~+/=-]{8,4096}+)"
+_AUTHORIZATION = re.compile(
+    r"(?<![A-Za-z])(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
+    r"(?:(?:bearer|basic|token|bot|apikey)[ \t]+)?" + _NOT_REDACTED + _BEARER_VALUE,
+    re.IGNORECASE,
+)
+_BEARER = re.compile(r"(?<![A-Za-z])bearer[ \t]+" + _NOT_REDACTED + _BEARER_VALUE, re.IGNORECASE)
+
+_GENERIC_LABEL = (
+    r"api[ _-]?key|apikey|api[_-]?token|api[_-]?secret|access[_-]?token|auth[_-]?token"
+    r"|refresh[_-]?token|id[_-]?token|private[_-]?token|client[_-]?secret|app[_-]?secret"
+    r"|secret[_-]?key|secret|token"
+)
+_GENERIC_VALUE = (
+    _NOT_REDACTED
+    + r"""(?:"(?P<dq>[^"\s]{1,1024}+)"|'(?P<sq>[^'\s]{1,1024}+)'|(?P<bare>[^\s"'<>()\[\]{},;|]{1,1024}+))"""
+)
+_GENERIC_ASSIGNMENT = re.compile(
+    r"(?<![A-Za-z0-9])(?P<label>" + _GENERIC_LABEL + r")(?![A-Za-z0-9])" + _SEP + _GENERIC_VALUE,
+    re.IGNORECASE,
+)
+
+
+def _generic_kind(match: re.Match[str]) -> str:
+    """api_key / secret / token, from the label the value was assigned to."""
+    label = match.group("label").lower()
+    if "secret" in label:
+        return "secret"
+    if "key" in label:
+        return "api_key"
+    return "token"
+
+
+def _accept_token(match: re.Match[str], value: str) -> bool:
+    return _looks_like_token(value)
+
+
+def _redact_labelled(text: str, counts: Counter[str]) -> str:
+    """Credentials recognised by what they are assigned to rather than by their own shape."""
+    if "://" in text:
+        text = _redact_matches(_URL_CREDENTIALS, text, counts, "url_credentials")
+    text = _redact_matches(_AWS_SECRET, text, counts, "aws_secret_key")
+    text = _redact_matches(_AUTHORIZATION, text, counts, "token", _accept_token)
+    text = _redact_matches(_BEARER, text, counts, "token", _accept_token)
+    return _redact_matches(_GENERIC_ASSIGNMENT, text, counts, _generic_kind, _accept_token)
+
+
+# ---------------------------------------------------------------------------------------------
+# Passwords (multilingual labels; the value is redacted, the label kept)
+# ---------------------------------------------------------------------------------------------
+
+_PASSWORD_LABEL = (
+    r"pass(?:word|wd|wort|phrase|code)s?|pwd|kennw[oö]rt(?:er)?|mot(?:s)?[ \t\u00a0]de[ \t\u00a0]passe|mdp"
+    r"|heslo|hesla|hasło|contrase[ñn]a|wachtwoord|senha|lösenord|salasana|adgangskode|пароль|jelszó"
+)
+_PASSWORD = re.compile(
+    _NO_LETTER_BEFORE
+    + r"(?P<label>"
+    + _PASSWORD_LABEL
+    + r")"
+    + _NO_LETTER_AFTER
+    + r"(?:[ \t]*\([^()\n]{0,40}+\))?"  # "Passwort (Produktion): ..."
+    + _SEP
+    + _NOT_REDACTED
+    + r"""(?:"(?P<dq>[^"\n]{1,256}+)"|'(?P<sq>[^'\n]{1,256}+)'|(?P<bare>[^\s"']{1,256}+))""",
+    re.IGNORECASE,
+)
+
+# Words that fill a password field in documentation without being a password.
+_NOT_A_PASSWORD = frozenset(
+    """none null nil n/a na empty required optional unknown unset same see below above hidden
+    redacted true false yes no keins keine leer aucun aucune vide žádné nic nutné povinné""".split()
+)
+
+
+def _accept_password(match: re.Match[str], value: str) -> bool:
+    """Decide whether a bare word after `password:` is a password rather than prose.
+
+    Quoted values are always accepted. A bare value is accepted when it looks machine-made or
+    deliberately chosen (digit, symbol or inner capital) or when it is the whole rest of the
+    line ("Heslo: tajne"). "Password: must be 12 characters" keeps its text.
+    """
+    if match.group("bare") is None:
+        return True
+    word = value.rstrip(_TRAILING_PUNCTUATION)
+    if not word or _is_placeholder_value(word) or word.lower() in _NOT_A_PASSWORD:
+        return False
+    if match.group("label").lower() == "pwd" and word[0] in "/~":
+        return False  # PWD=/home/user is a working directory
+    if any(not (c.isalpha() or c in "-'’") for c in word) or any(c.isupper() for c in word[1:]):
+        return True  # digits, symbols or an inner capital: chosen, not prose ("must-have" is prose)
+    return _rest_of_line_is_blank(match.string, match.end())
+
+
+def _rest_of_line_is_blank(text: str, position: int) -> bool:
+    """True when nothing but spaces follows `position` on its line (bounded look-ahead)."""
+    end = text.find("\n", position, position + 256)
+    tail = text[position : end if end >= 0 else position + 256]
+    return tail.strip() == "" and (end >= 0 or position + 256 >= len(text))
+
+
+def _redact_passwords(text: str, counts: Counter[str]) -> str:
+    """`password: hunter2`, `Passwort: ...`, `mot de passe : ...`, `heslo: ...` and relatives."""
+    return _redact_matches(_PASSWORD, text, counts, "password", _accept_password)
+
+
+# Markdown tables (the parser emits tables as GitHub-flavoured Markdown): a column headed
+# "Password"/"Passwort"/"Heslo"... has its cells redacted; `| Password | value |` rows too.
+_TABLE_PASSWORD_HEADER = re.compile(r"\|[ \t]*(?:" + _PASSWORD_LABEL + r")[ \t]*\|", re.IGNORECASE)
+_TABLE_SEPARATOR = re.compile(r"\|?[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:?[ \t]*)*\|?[ \t]*")
+_PASSWORD_CELL = re.compile(r"(?:" + _PASSWORD_LABEL + r")", re.IGNORECASE)
+_MAX_TABLE_LINE = 4096
+
+
+def _redact_password_tables(text: str, counts: Counter[str]) -> str:
+    """Redact password columns and `| Password | x |` rows in Markdown tables.
+
+    Only lines of tables whose header names a password column are split into cells, so the
+    cost is proportional to those tables, not to the document.
+    """
+    if _TABLE_PASSWORD_HEADER.search(text) is None:
+        return text
+    lines = text.split("\n")
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if len(line) <= _MAX_TABLE_LINE and _TABLE_PASSWORD_HEADER.search(line):
+            index = _redact_table_from(lines, index, counts)
+        else:
+            index += 1
+    return "\n".join(lines)
+
+
+def _split_cells(line: str) -> list[str]:
+    body = line.strip()
+    body = body[1:] if body.startswith("|") else body
+    body = body[:-1] if body.endswith("|") else body
+    return body.split("|")
+
+
+def _join_cells(cells: list[str]) -> str:
+    return "|" + "|".join(cells) + "|"
+
+
+def _redact_table_from(lines: list[str], index: int, counts: Counter[str]) -> int:
+    """Handle one table whose line `index` mentions a password cell; return the next line to scan."""
+    cells = _split_cells(lines[index])
+    columns = [i for i, cell in enumerate(cells) if _PASSWORD_CELL.fullmatch(cell.strip())]
+    is_header = index + 1 < len(lines) and _TABLE_SEPARATOR.fullmatch(lines[index + 1].strip()) is not None
+    if not is_header:
+        # key/value row: | Password | s3cret |
+        changed = False
+        for column in columns:
+            if column + 1 < len(cells) and _redact_cell(cells, column + 1, counts):
+                changed = True
+        if changed:
+            lines[index] = _join_cells(cells)
+        return index + 1
+    row = index + 2
+    while row < len(lines) and lines[row].lstrip().startswith("|") and len(lines[row]) <= _MAX_TABLE_LINE:
+        row_cells = _split_cells(lines[row])
+        if any([_redact_cell(row_cells, column, counts) for column in columns if column < len(row_cells)]):
+            lines[row] = _join_cells(row_cells)
+        row += 1
+    return row
+
+
+def _redact_cell(cells: list[str], column: int, counts: Counter[str]) -> bool:
+    """Replace one non-empty, not-yet-redacted cell; keep its padding so the table still aligns."""
+    value = cells[column].strip()
+    if not value or value.startswith(PLACEHOLDER_PREFIX) or _is_placeholder_value(value):
+        return False
+    if value.lower() in _NOT_A_PASSWORD:
+        return False
+    counts["password"] += 1
+    cells[column] = f" {placeholder('password')} "
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# 2FA / MFA recovery codes
+# ---------------------------------------------------------------------------------------------
+
+_RECOVERY_LABEL = re.compile(
+    r"(?<!\w)(?:"
+    # English / German compounds: "backup codes", "2FA recovery codes", "Backup-Codes",
+    # "Wiederherstellungscodes", "Notfallcodes", Dutch "herstelcodes"
+    r"(?:(?:2fa|mfa|two[- ]factor|2-step|one[- ]time)[ \t-])?"
+    r"(?:recovery|backup|back-up|emergency|scratch|rescue|wiederherstellungs|sicherungs|notfall|ersatz|herstel)"
+    r"[ \t-]?(?:codes?|kodes?)"
+    # French: "codes de récupération", "codes de secours", "codes de sauvegarde"
+    r"|codes?[ \t\u00a0]+(?:de[ \t\u00a0]+)?(?:r[ée]cup[ée]ration|secours|sauvegarde)"
+    # Czech: "záložní kódy", "kódy pro obnovení", "obnovovací kódy", "záchranné kódy"
+    r"|z[áa]lo[žz]n[íi](?:ch)?[ \t]+k[óo]d(?:y|ů)?|k[óo]d(?:y|ů)?[ \t]+(?:pro|k)[ \t]+obnov(?:en[íi]|u)"
+    r"|obnovovac[íi](?:ch)?[ \t]+k[óo]d(?:y|ů)?|z[áa]chrann[ée][ \t]+k[óo]dy?"
+    # Spanish, Italian, Polish
+    r"|c[óo]digos?[ \t]+de[ \t]+(?:recuperaci[óo]n|respaldo)|codici[ \t]+di[ \t]+(?:backup|recupero|emergenza)"
+    r"|kody?[ \t]+(?:zapasowe|odzyskiwania|awaryjne)"
+    r")(?!\w)",
+    re.IGNORECASE,
+)
+
+# One whitespace-separated token; "1234 5678" (Google style) is read as one token.
+_LINE_TOKEN = re.compile(r"(?<!\S)\d{4} \d{4}(?!\S)|\S+")
+_CODE_SHAPE = re.compile(r"\d{4} \d{4}|[A-Za-z0-9]{4,16}(?:-[A-Za-z0-9]{2,16}){0,5}")
+_DATE_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{2}-\d{2}-\d{4}|\d{1,2}:\d{2}")
+_NEUTRAL_TOKEN = re.compile(r"\d{1,3}[.):]|[-*•·–—|>]|\[[ xX]\]|\(?\d{1,3}\)")
+_TOKEN_TRIM = "()[],;.:\"'`*"
+
+_MAX_CODE_LINES = 20
+_MAX_CODE_LINE = 512
+_MAX_LEADING_BLANKS = 2
+
+
+def _is_recovery_code(token: str) -> bool:
+    """A token shaped like a one-time code: `8f3k-29dj`, `12345678`, `ABCD-EFGH-IJKL`.
+
+    Needs a digit, unless it is upper-case hyphen-grouped (some vendors use letters only);
+    dates are not codes.
+    """
+    if _CODE_SHAPE.fullmatch(token) is None or _DATE_SHAPE.fullmatch(token) is not None:
+        return False
+    compact = token.replace("-", "").replace(" ", "")
+    if not 6 <= len(compact) <= 40:
+        return False
+    if any(c.isdigit() for c in compact):
+        return True
+    return "-" in token and compact.isupper()
+
+
+def _code_spans(text: str, start: int, end: int) -> tuple[list[tuple[int, int]], bool]:
+    """Spans of codes in text[start:end] and whether the segment is a code line.
+
+    A code line is one where code-shaped tokens are at least as many as other words, ignoring
+    numbering and bullets: "1. 8f3k-29dj  2. 4kd8-2k3d" is, "Store these somewhere safe" is not.
+    """
+    spans: list[tuple[int, int]] = []
+    others = 0
+    for match in _LINE_TOKEN.finditer(text, start, end):
+        token = match.group(0)
+        if _NEUTRAL_TOKEN.fullmatch(token):
+            continue
+        trimmed = token.strip(_TOKEN_TRIM)
+        if not trimmed:
+            continue  # a lone ":" or "*" is layout, not a word
+        if _is_recovery_code(trimmed):
+            offset = match.start() + token.index(trimmed)
+            spans.append((offset, offset + len(trimmed)))
+        else:
+            others += 1
+    is_code_line = bool(spans) and len(spans) >= others
+    return (spans if is_code_line else []), is_code_line
+
+
+def _line_end(text: str, start: int) -> int:
+    """End of the line starting at `start`, looking at most a bit past the line-length cap."""
+    end = text.find("\n", start, start + _MAX_CODE_LINE + 1)
+    if end < 0:
+        end = min(len(text), start + _MAX_CODE_LINE + 1)
+    return end
+
+
+def _recovery_block(text: str, label: re.Match[str]) -> tuple[list[tuple[int, int]], int]:
+    """Code spans in the block after one label, and where scanning may resume.
+
+    The block is the rest of the label's line plus up to 20 lines; it ends at a blank line once
+    codes were seen, at an over-long line, or at a line holding another label (which then
+    starts its own block). Bounded per label, and labels never rescan each other's lines.
+    """
+    spans: list[tuple[int, int]] = []
+    line_end = _line_end(text, label.end())
+    found, _ = _code_spans(text, label.end(), line_end)
+    spans.extend(found)
+    position, blanks = line_end + 1, 0
+    for _ in range(_MAX_CODE_LINES):
+        if position >= len(text):
+            break
+        end = _line_end(text, position)
+        if end - position > _MAX_CODE_LINE:
+            break
+        if text[position:end].strip() == "":
+            blanks += 1
+            if spans or blanks > _MAX_LEADING_BLANKS:
+                break
+            position = end + 1
+            continue
+        if _RECOVERY_LABEL.search(text, position, end):
+            return spans, position
+        found, _ = _code_spans(text, position, end)
+        spans.extend(found)
+        position = end + 1
+    return spans, max(label.end(), min(position, len(text)))
+
+
+def _redact_recovery_codes(text: str, counts: Counter[str]) -> str:
+    """Redact the codes listed after a "recovery codes" / "Backup-Codes" / "záložní kódy" label."""
+    spans: list[tuple[int, int]] = []
+    position = 0
+    while (label := _RECOVERY_LABEL.search(text, position)) is not None:
+        found, position = _recovery_block(text, label)
+        spans.extend(found)
+    if not spans:
+        return text
+    counts["recovery_code"] += len(spans)
+    return _replace_spans(text, spans, placeholder("recovery_code"))
+
+
+def _replace_spans(text: str, spans: list[tuple[int, int]], replacement: str) -> str:
+    """Replace sorted, non-overlapping spans in one pass."""
+    pieces: list[str] = []
+    cursor = 0
+    for start, end in spans:
+        pieces.append(text[cursor:start])
+        pieces.append(replacement)
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+# ---------------------------------------------------------------------------------------------
+# IBAN (ISO 13616, mod-97 validated)
+# ---------------------------------------------------------------------------------------------
+
+# Country code -> IBAN length (SWIFT IBAN registry). Knowing the exact length lets the regex
+# stop at the right character when an IBAN is followed by more upper-case text ("... 00 BIC").
+IBAN_LENGTHS: dict[str, int] = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22,
+    "BI": 27, "BR": 29, "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DJ": 27,
+    "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FK": 18, "FO": 18, "FR": 27,
+    "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22,
+    "IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LC": 32,
+    "LI": 21, "LT": 20, "LU": 20, "LV": 21, "LY": 25, "MC": 27, "MD": 24, "ME": 22, "MK": 19,
+    "MN": 20, "MR": 27, "MT": 31, "MU": 30, "NI": 28, "NL": 18, "NO": 15, "OM": 23, "PK": 24,
+    "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "RU": 33, "SA": 24, "SC": 31,
+    "SD": 18, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "SO": 23, "ST": 25, "SV": 28, "TL": 23,
+    "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20, "YE": 30,
+}  # fmt: skip
+
+
+def _iban_pattern() -> re.Pattern[str]:
+    """One alternative per IBAN length: `(?:DE|GB|...)\\d{2}` then exactly n-4 BBAN characters,
+    each optionally preceded by one space (printed IBANs come in groups of four)."""
+    by_length: dict[int, list[str]] = {}
+    for country, length in sorted(IBAN_LENGTHS.items()):
+        by_length.setdefault(length, []).append(country)
+    branches = [
+        f"(?:{'|'.join(countries)})[0-9]{{2}}(?:[ \u00a0]?[A-Z0-9]){{{length - 4}}}"
+        for length, countries in sorted(by_length.items())
+    ]
+    return re.compile(f"(?<![A-Za-z0-9])(?:{'|'.join(branches)})(?![A-Za-z0-9])")
+
+
+_IBAN = _iban_pattern()
+
+
+def iban_is_valid(candidate: str) -> bool:
+    """ISO 13616 check: known country and length, then mod 97 of the rearranged number is 1."""
+    compact = re.sub(r"[ \u00a0]", "", candidate).upper()
+    if IBAN_LENGTHS.get(compact[:2]) != len(compact) or not compact.isalnum() or not compact.isascii():
+        return False
+    rearranged = compact[4:] + compact[:4]
+    digits = "".join(str(int(c, 36)) for c in rearranged)
+    return int(digits) % 97 == 1
+
+
+def _redact_ibans(text: str, counts: Counter[str]) -> str:
+    """Only checksum-valid IBANs go: "IBAN format explained" and typos stay readable."""
+    return _redact_matches(_IBAN, text, counts, "iban", lambda match, value: iban_is_valid(value))
+
+
+# ---------------------------------------------------------------------------------------------
+# Payment cards (Luhn validated, brand prefix and length checked)
+# ---------------------------------------------------------------------------------------------
+
+# Starts at a digit that does not continue a number, word, decimal or phone number; the
+# number may not run on ("4111 1111 1111 1111 2222" is something else).
+_CARD = re.compile(r"(?<![A-Za-z0-9_.,+/])(?<![0-9][ -])[2-6][0-9]{3}(?:[ -]?[0-9]){9,15}(?![ -]?[0-9])")
+
+# (first digits range, allowed lengths) for brands that issue 13-19 digit PANs.
+_CARD_BRANDS: tuple[tuple[int, int, frozenset[int]], ...] = (
+    (4, 4, frozenset({13, 16, 19})),  # Visa
+    (51, 55, frozenset({16})),  # Mastercard
+    (2221, 2720, frozenset({16})),  # Mastercard 2-series
+    (34, 34, frozenset({15})),  # American Express
+    (37, 37, frozenset({15})),
+    (300, 305, frozenset({14, 16, 19})),  # Diners Club
+    (36, 36, frozenset({14, 16, 19})),
+    (38, 39, frozenset({14, 16, 19})),
+    (3528, 3589, frozenset(range(16, 20))),  # JCB
+    (6011, 6011, frozenset(range(16, 20))),  # Discover
+    (644, 649, frozenset(range(16, 20))),
+    (65, 65, frozenset(range(16, 20))),
+    (62, 62, frozenset(range(16, 20))),  # UnionPay
+    (2200, 2204, frozenset(range(16, 20))),  # Mir
+    (50, 50, frozenset(range(13, 20))),  # Maestro
+    (56, 58, frozenset(range(13, 20))),
+    (63, 63, frozenset(range(13, 20))),
+    (67, 67, frozenset(range(13, 20))),
+)
+
+
+def luhn_is_valid(digits: str) -> bool:
+    """Luhn (mod 10) checksum, as printed on every payment card number."""
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        value = int(char)
+        if position % 2 == 1:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+def _card_brand_matches(digits: str) -> bool:
+    """A real issuer prefix with a length that issuer uses; rules out most long numbers."""
+    for low, high, lengths in _CARD_BRANDS:
+        width = len(str(low))
+        if low <= int(digits[:width]) <= high and len(digits) in lengths:
+            return True
+    return False
+
+
+def _card_grouping_ok(candidate: str) -> bool:
+    """Separators, if any, are one kind and group as cards are printed: 4-4-4-4(-n), 4-6-5, 4-6-4."""
+    separators = {c for c in candidate if c in " -"}
+    if not separators:
+        return True
+    if len(separators) > 1:
+        return False
+    groups = [len(g) for g in candidate.split(separators.pop())]
+    if groups in ([4, 6, 5], [4, 6, 4]):
+        return True
+    return all(g == 4 for g in groups[:-1]) and 1 <= groups[-1] <= 4 and len(groups) >= 4
+
+
+def _accept_card(match: re.Match[str], value: str) -> bool:
+    digits = value.replace(" ", "").replace("-", "")
+    return _card_grouping_ok(value) and _card_brand_matches(digits) and luhn_is_valid(digits)
+
+
+def _redact_cards(text: str, counts: Counter[str]) -> str:
+    """Luhn-valid numbers with a plausible brand prefix; order and invoice numbers stay."""
+    return _redact_matches(_CARD, text, counts, "payment_card", _accept_card)
+
+
+# ---------------------------------------------------------------------------------------------
+# Public API
+# ---------------------------------------------------------------------------------------------
+
+# Most specific first: a value consumed by a vendor rule is already a placeholder, which the
+# label rules skip, so `password = ghp_...` counts once, as github_token.
+_REDACTORS: tuple[Callable[[str, Counter[str]], str], ...] = (
+    _redact_private_keys,
+    _redact_shaped_tokens,
+    _redact_labelled,
+    _redact_passwords,
+    _redact_password_tables,
+    _redact_recovery_codes,
+    _redact_ibans,
+    _redact_cards,
+)
+
+
+def redact_secrets(text: str) -> tuple[str, Counter[str]]:
+    """Replace every secret found with `[REDACTED:<kind>]`; return the text and counts per kind.
+
+    The counts are all that leaves this function about what was removed: no secret, hash or
+    prefix is kept, so neither the index nor logs can leak it.
+    """
+    counts: Counter[str] = Counter()
+    for redactor in _REDACTORS:
+        text = redactor(text, counts)
+    return text, counts
+
+
+@dataclass
+class SafetyReport:
+    """What the safety pass removed from one text, countable per kind for operators."""
+
+    controls_neutralised: int = 0
+    secrets: Counter[str] = field(default_factory=Counter)
+    version: str = SAFETY_VERSION
+
+    @property
+    def secrets_redacted(self) -> int:
+        return sum(self.secrets.values())
+
+    @property
+    def changed(self) -> bool:
+        return self.controls_neutralised > 0 or self.secrets_redacted > 0
+
+    def merge(self, other: "SafetyReport") -> None:
+        """Accumulate per-element reports into a per-document one."""
+        self.controls_neutralised += other.controls_neutralised
+        self.secrets.update(other.secrets)
+
+    def to_dict(self) -> dict:
+        return {
+            "version": self.version,
+            "controls_neutralised": self.controls_neutralised,
+            "secrets": dict(sorted(self.secrets.items())),
+        }
+
+
+def clean_text(text: str) -> tuple[str, SafetyReport]:
+    """Neutralise controls first, then redact: a zero-width space inside "pass\\u200bword:" or
+    an escape sequence splitting a key must not let a secret slip past the patterns."""
+    text, neutralised = neutralise_controls(text)
+    text, secrets = redact_secrets(text)
+    return text, SafetyReport(controls_neutralised=neutralised, secrets=secrets)

@@ -1,0 +1,1 @@
+"""Dagster definitions, loaded by `rag_pipeline.definitions` (workspace.yaml, `dg`)."""

@@ -1,0 +1,156 @@
+"""The sync graph: plan -> parsed -> cleaned -> chunked -> embedded -> staged -> published,
+with the blocking evaluation gate on `staged`. Each asset calls one core step and reports
+counts as metadata (numbers are plotted over time in the UI). Data moves through PostgreSQL
+and the blob store, never through an IO manager."""
+
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import dagster as dg
+
+from rag_pipeline import store
+from rag_pipeline.defs.resources import DocumentSources, EmbeddingModel, IndexDatabase, report_progress
+from rag_pipeline.sync import gate, process, stage
+from rag_pipeline.sync import plan as planning
+from rag_pipeline.sync.context import SyncContext
+
+GROUP = "sync"
+
+
+class PlanConfig(dg.Config):
+    sources: list[str] = []  # empty = every configured source
+    allow_mass_tombstone: bool = False
+
+
+def _ctx(context: dg.AssetExecutionContext, database: IndexDatabase) -> SyncContext:
+    def report(step: str, done: int, total: int) -> None:
+        report_progress(step, done, total)
+        if total and (done == total or done % 200 == 0):
+            context.log.info(f"{step}: {done}/{total}")
+
+    return database.context(context.run_id, report)
+
+
+def _numbers(prefix: str, counts: Mapping[str, Any]) -> dict[str, Any]:
+    return {f"{prefix}{k}": int(v) for k, v in sorted(counts.items()) if isinstance(v, (int, float))}
+
+
+def _md_table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> dg.MetadataValue:
+    def cell(value: Any) -> str:
+        return str(value).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return dg.MetadataValue.md("\n".join(lines))
+
+
+def _is_alive(context: dg.AssetExecutionContext):  # noqa: ANN202
+    """A run holding a source lock is alive if Dagster says it has not finished; a run Dagster
+    does not know (another instance, e.g. an ephemeral CLI run) is trusted for 6 hours."""
+
+    def alive(run_id: str, started_at: datetime) -> bool:
+        run = context.instance.get_run_by_id(run_id)
+        if run is not None:
+            return not run.is_finished
+        return (datetime.now(started_at.tzinfo) - started_at).total_seconds() < 6 * 3600
+
+    return alive
+
+
+@dg.asset(group_name=GROUP, description="List sources, compare checksums and ACLs with the live index, record work items.")
+def plan(
+    context: dg.AssetExecutionContext,
+    config: PlanConfig,
+    database: IndexDatabase,
+    sources: DocumentSources,
+    embedding_model: EmbeddingModel,
+) -> dg.MaterializeResult:
+    ctx = _ctx(context, database)
+    names = [s.name for s in sources.select(config.sources)]
+    embedder = embedding_model.get()
+    with ctx.connect() as conn:
+        model_id = store.register_model(conn, embedder.identity.as_dict())
+    result = planning.plan_run(ctx, model_id, names, allow_mass_tombstone=config.allow_mass_tombstone,
+                           is_alive=_is_alive(context))
+    rows = [(s, *(c.get(k, 0) for k in ("new", "changed", "acl_changed", "reparse", "unchanged", "gone", "skipped")))
+            for s, c in result.per_source.items()]
+    return dg.MaterializeResult(metadata={
+        **_numbers("", {k: result.counts.get(k, 0) for k in ("new", "changed", "acl_changed", "reparse", "unchanged", "gone", "skipped")}),
+        "sources": _md_table(("source", "new", "changed", "acl_changed", "reparse", "unchanged", "gone", "skipped"), rows),
+        "model": f"{embedder.identity.name} ({embedder.identity.revision})",
+        "run_id": context.run_id,
+    })
+
+
+@dg.asset(group_name=GROUP, deps=[plan], description="Parse new and changed documents layout-aware; quarantine failures.")
+def parsed(context: dg.AssetExecutionContext, database: IndexDatabase) -> dg.MaterializeResult:
+    ctx = _ctx(context, database)
+    result = process.parse_items(ctx)
+    with ctx.connect() as conn:
+        quarantined = store.run_quarantine(conn, ctx.run_id)
+    metadata: dict[str, Any] = {**_numbers("", result["counts"]), "quarantined": len(quarantined)}
+    if quarantined:
+        metadata["quarantine"] = _md_table(("source", "uri", "stage", "error"),
+                                           [(q["source"], q["uri"], q["stage"], q["error"]) for q in quarantined])
+    if result["warnings"]:
+        metadata["warnings"] = dg.MetadataValue.md("\n".join(f"- {w}" for w in result["warnings"][:200]))
+    return dg.MaterializeResult(metadata=metadata)
+
+
+@dg.asset(group_name=GROUP, deps=[parsed], description="Strip boilerplate, neutralise control characters, redact secrets.")
+def cleaned(context: dg.AssetExecutionContext, database: IndexDatabase) -> dg.MaterializeResult:
+    result = process.clean_items(_ctx(context, database))
+    rows = [(uri, ", ".join(f"{k}={v}" for k, v in sorted(c.items())) or "-") for uri, c in sorted(result["per_document"].items())]
+    return dg.MaterializeResult(metadata={
+        **_numbers("removed_", result["removed"]),
+        "documents": len(result["per_document"]),
+        "removed_per_document": _md_table(("document", "removed"), rows[:500]),
+    })
+
+
+@dg.asset(group_name=GROUP, deps=[cleaned], description="Chunk by section within the model's token limit.")
+def chunked(context: dg.AssetExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel) -> dg.MaterializeResult:
+    result = process.chunk_items(_ctx(context, database), embedding_model.get())
+    return dg.MaterializeResult(metadata=_numbers("", result["counts"]))
+
+
+@dg.asset(group_name=GROUP, deps=[chunked], description="Embed chunks with the pinned model, reusing unchanged embeddings.")
+def embedded(context: dg.AssetExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel) -> dg.MaterializeResult:
+    ctx = _ctx(context, database)
+    embedder = embedding_model.get()
+    with ctx.connect() as conn:
+        model_id = store.register_model(conn, embedder.identity.as_dict())
+    result = process.embed_items(ctx, embedder, model_id)
+    return dg.MaterializeResult(metadata=_numbers("chunks_", result["counts"]))
+
+
+@dg.asset(group_name=GROUP, deps=[embedded], description="Write new versions, ACL-only versions and tombstones, invisible until published.")
+def staged(context: dg.AssetExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel) -> dg.MaterializeResult:
+    ctx = _ctx(context, database)
+    with ctx.connect() as conn:
+        model_id = store.register_model(conn, embedding_model.get().identity.as_dict())
+    result = stage.stage_items(ctx, model_id)
+    return dg.MaterializeResult(metadata=_numbers("", result["counts"]))
+
+
+@dg.asset_check(asset=staged, blocking=True, description="Evaluation set against the index as it will look after publishing.")
+def evaluation_gate(context: dg.AssetCheckExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel) -> dg.AssetCheckResult:
+    ctx = database.context(context.run.run_id)
+    report = gate.run_gate(ctx, embedding_model.get())
+    metadata: dict[str, Any] = {k: float(v) for k, v in report.metrics.items()}
+    failed_cases = [c for c in report.cases if not c.correct_refusal or c.acl_leaks or c.superseded_hits
+                    or c.evidence_hit is False or c.source_hit is False]
+    metadata["failing_cases"] = _md_table(("case", "expected", "refused", "source", "evidence", "leaks", "superseded"),
+                                          [(c.id, c.expected, c.refused, c.source_hit, c.evidence_hit, c.acl_leaks, c.superseded_hits) for c in failed_cases])
+    metadata["verdict"] = "; ".join(report.failures) or "passed"
+    if not report.passed:
+        stage.fail_run(ctx, status="gate_failed", reason="evaluation gate failed: " + "; ".join(report.failures))
+    return dg.AssetCheckResult(passed=report.passed, severity=dg.AssetCheckSeverity.ERROR, metadata=metadata)
+
+
+@dg.asset(group_name=GROUP, deps=[staged], description="Make the staged versions live in one transaction (only after the gate passed).")
+def published(context: dg.AssetExecutionContext, database: IndexDatabase) -> dg.MaterializeResult:
+    result = stage.publish_run(_ctx(context, database))
+    return dg.MaterializeResult(metadata=_numbers("", result["counts"]))

@@ -1,0 +1,239 @@
+"""The evaluation set (format in DESIGN.md) and its metrics, run against any view of the index:
+live, as of a time, or as it will look once a staged run publishes (the gate).
+
+ACL leaks and superseded-version hits are checked from the returned rows with logic of their
+own, not by trusting the retrieval query's filters: the gate is the second line of defence.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import yaml
+
+from rag_pipeline import store
+from rag_pipeline.embedding import Embedder
+from rag_pipeline.retrieval import Hit, search
+from rag_pipeline.times import parse_time
+
+MAX_METRICS = ("acl_leaks", "superseded_hits")  # thresholds for these are upper bounds
+METRICS = ("source_recall", "evidence_recall", "ndcg", "mrr", "refusal_accuracy", "acl_leaks", "superseded_hits")
+
+
+class EvalSetError(Exception):
+    """The evaluation set is malformed; the message names the file and the case."""
+
+
+@dataclass(frozen=True)
+class EvalCase:
+    id: str
+    question: str
+    groups: tuple[str, ...]
+    expect_refused: bool = False
+    expect_source: str | None = None  # document URI
+    expect_section: str | None = None  # heading that must be on the hit's section path
+    expect_evidence: tuple[str, ...] = ()
+    as_of: datetime | None = None
+
+
+@dataclass
+class CaseResult:
+    id: str
+    question: str
+    groups: list[str]
+    expected: str
+    refused: bool
+    correct_refusal: bool
+    source_hit: bool | None
+    evidence_hit: bool | None
+    first_relevant_rank: int | None
+    acl_leaks: int
+    superseded_hits: int
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class EvalReport:
+    metrics: dict[str, float]
+    cases: list[CaseResult]
+    passed: bool
+    failures: list[str]
+    k: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"metrics": self.metrics, "passed": self.passed, "failures": self.failures, "k": self.k,
+                "cases": [asdict(c) for c in self.cases]}
+
+
+def load_eval_set(path: Path) -> list[EvalCase]:
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise EvalSetError(f"evaluation set {path} not found; fix evaluation.eval_set in the config") from exc
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise EvalSetError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, list) or not raw:
+        raise EvalSetError(f"{path}: must be a non-empty list of cases")
+    cases = [_case(item, path, i) for i, item in enumerate(raw)]
+    ids = [c.id for c in cases]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise EvalSetError(f"{path}: duplicate case ids {duplicates}")
+    return cases
+
+
+def _case(item: Any, path: Path, index: int) -> EvalCase:
+    where = f"{path}: case {index + 1}"
+    if not isinstance(item, dict):
+        raise EvalSetError(f"{where}: must be a mapping")
+    where = f"{path}: case {item.get('id', index + 1)!r}"
+    for key in ("id", "question"):
+        if not isinstance(item.get(key), str) or not item[key].strip():
+            raise EvalSetError(f"{where}: '{key}' must be a non-empty string")
+    groups = (item.get("as_user") or {}).get("groups") if isinstance(item.get("as_user"), dict) else None
+    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+        raise EvalSetError(f"{where}: 'as_user: {{groups: [...]}}' is required")
+    refused = item.get("expect") == "refused"
+    if item.get("expect") not in (None, "refused"):
+        raise EvalSetError(f"{where}: 'expect' may only be 'refused'")
+    source = item.get("expect_source")
+    evidence = item.get("expect_evidence") or []
+    if isinstance(evidence, str):
+        evidence = [evidence]
+    if not refused and not source and not evidence:
+        raise EvalSetError(f"{where}: give expect_source and/or expect_evidence, or expect: refused")
+    uri, _, section = (source or "").partition("#")
+    as_of = item.get("as_of")
+    if isinstance(as_of, str):
+        try:
+            as_of = parse_time(as_of)
+        except ValueError as exc:
+            raise EvalSetError(f"{where}: as_of {exc}") from exc
+    elif isinstance(as_of, datetime) and as_of.tzinfo is None:
+        as_of = as_of.astimezone()
+    return EvalCase(
+        id=str(item["id"]), question=item["question"], groups=tuple(groups), expect_refused=refused,
+        expect_source=uri or None, expect_section=section or None,
+        expect_evidence=tuple(str(e) for e in evidence), as_of=as_of,
+    )
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def _uri_matches(hit: Hit, uri: str) -> bool:
+    return uri in (hit.uri, f"{hit.source}/{hit.uri}")
+
+
+def _relevant(hit: Hit, case: EvalCase) -> bool:
+    if case.expect_source and not _uri_matches(hit, case.expect_source):
+        return False
+    if case.expect_section and _norm(case.expect_section) not in {_norm(s) for s in hit.section_path}:
+        return False
+    if case.expect_evidence and not case.expect_source:
+        return any(_norm(e) in _norm(hit.text) for e in case.expect_evidence)
+    return True
+
+
+def evaluate(
+    conn: psycopg.Connection,
+    embedder: Embedder,
+    cases: list[EvalCase],
+    *,
+    k: int,
+    thresholds: dict[str, float],
+    refusal_score: float,
+    as_of: datetime | None = None,
+    preview_run: str | None = None,
+) -> EvalReport:
+    results = []
+    for case in cases:
+        when = case.as_of or as_of
+        hits = search(conn, embedder, case.question, list(case.groups), k=k, as_of=when,
+                      preview_run=None if when else preview_run, log=False)
+        superseded = _superseded(conn, hits, when, None if when else preview_run)
+        results.append(_score_case(case, hits, refusal_score, superseded))
+    metrics = _aggregate(results)
+    failures = _check(metrics, thresholds)
+    return EvalReport(metrics=metrics, cases=results, passed=not failures, failures=failures, k=k)
+
+
+def _superseded(conn: psycopg.Connection, hits: list[Hit], as_of: datetime | None, preview_run: str | None) -> set[int]:
+    """Hits whose version has a newer version that the view should have shown instead."""
+    if not hits:
+        return set()
+    rows = conn.execute(
+        "SELECT c.id FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+        " WHERE c.id = ANY(%(ids)s) AND EXISTS (SELECT 1 FROM document_versions n"
+        "  WHERE n.document_id = v.document_id AND n.version_no > v.version_no AND ("
+        "   (%(as_of)s::timestamptz IS NULL AND n.status IN ('live', 'superseded', 'tombstoned'))"
+        "   OR (%(as_of)s::timestamptz IS NOT NULL AND n.valid_from <= %(as_of)s)"
+        "   OR (n.status = 'staged' AND n.run_id = %(run)s)))",
+        {"ids": [h.chunk_id for h in hits], "as_of": as_of, "run": preview_run},
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def _score_case(case: EvalCase, hits: list[Hit], refusal_score: float, superseded: set[int]) -> CaseResult:
+    refused = not hits or max(h.similarity for h in hits) < refusal_score
+    leaks = sum(1 for h in hits if not set(h.acl_groups) & set(case.groups))
+    rank = next((i + 1 for i, h in enumerate(hits) if _relevant(h, case)), None)
+    answerable = not case.expect_refused
+    source_hit = any(_uri_matches(h, case.expect_source) for h in hits) if answerable and case.expect_source else None
+    evidence_hit = None
+    if answerable and case.expect_evidence:
+        evidence_hit = any(
+            all(_norm(e) in _norm(h.text) for e in case.expect_evidence) and
+            (not case.expect_source or _uri_matches(h, case.expect_source))
+            for h in hits
+        )
+    return CaseResult(
+        id=case.id, question=case.question, groups=list(case.groups),
+        expected="refused" if case.expect_refused else "answer",
+        refused=refused, correct_refusal=refused == case.expect_refused,
+        source_hit=source_hit, evidence_hit=evidence_hit,
+        first_relevant_rank=rank if answerable else None,
+        acl_leaks=leaks, superseded_hits=sum(1 for h in hits if h.chunk_id in superseded),
+        results=[{"uri": h.uri, "source": h.source, "version_no": h.version_no, "section_path": h.section_path,
+                  "chunk_id": h.chunk_id, "score": round(h.score, 6), "similarity": round(h.similarity, 4)}
+                 for h in hits],
+    )
+
+
+def _aggregate(results: list[CaseResult]) -> dict[str, float]:
+    answerable = [r for r in results if r.expected == "answer"]
+
+    def mean(values: list[float]) -> float:
+        return round(sum(values) / len(values), 4) if values else 1.0
+
+    with_source = [r for r in answerable if r.source_hit is not None]
+    with_evidence = [r for r in answerable if r.evidence_hit is not None]
+    return {
+        "source_recall": mean([float(bool(r.source_hit)) for r in with_source]),
+        "evidence_recall": mean([float(bool(r.evidence_hit)) for r in with_evidence]),
+        "ndcg": mean([1 / math.log2(r.first_relevant_rank + 1) if r.first_relevant_rank else 0.0 for r in answerable]),
+        "mrr": mean([1 / r.first_relevant_rank if r.first_relevant_rank else 0.0 for r in answerable]),
+        "refusal_accuracy": mean([float(r.correct_refusal) for r in results]),
+        "acl_leaks": float(sum(r.acl_leaks for r in results)),
+        "superseded_hits": float(sum(r.superseded_hits for r in results)),
+        "cases": float(len(results)),
+    }
+
+
+def _check(metrics: dict[str, float], thresholds: dict[str, float]) -> list[str]:
+    failures = []
+    for name, bound in sorted(thresholds.items()):
+        if name not in metrics:
+            failures.append(f"unknown metric {name!r} in thresholds (known: {', '.join(METRICS)})")
+        elif name in MAX_METRICS and metrics[name] > bound:
+            failures.append(f"{name} = {metrics[name]:g} exceeds {bound:g}")
+        elif name not in MAX_METRICS and metrics[name] < bound:
+            failures.append(f"{name} = {metrics[name]:.3f} is under {bound:g}")
+    return failures

@@ -1,0 +1,123 @@
+"""Parsing in a separate, killable process: a pathological file (a parser stuck in a loop, a
+decompression that eats memory) costs one timeout and one quarantine entry, never the run."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import resource
+from multiprocessing.connection import Connection
+from typing import Any
+
+from rag_pipeline.parsing.types import Element, ParsedDocument, ParseError, ParseLimits
+
+WORKER_MEMORY_BYTES = 6 * 1024**3
+STARTUP_SECONDS = 300  # imports of the parsing libraries, on a slow machine
+
+
+def _serve(conn: Connection, limits: ParseLimits) -> None:
+    """Child loop: parse requests until the pipe closes."""
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
+    except (ValueError, OSError):
+        pass
+    from rag_pipeline.parsing import parse_document
+
+    conn.send(("ready",))
+    while True:
+        try:
+            data, name = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            parsed = parse_document(data, name, limits)
+            conn.send(("ok", _to_wire(parsed)))
+        except ParseError as exc:
+            conn.send(("error", str(exc), exc.stage))
+        except MemoryError:
+            conn.send(("error", f"parsing needed more than {WORKER_MEMORY_BYTES >> 30} GiB of memory", "parse"))
+        except Exception as exc:  # noqa: BLE001 -- a parser bug must become a quarantine entry
+            conn.send(("error", f"parser failed unexpectedly: {type(exc).__name__}: {exc}", "parse"))
+
+
+def _to_wire(parsed: ParsedDocument) -> dict[str, Any]:
+    return {
+        "elements": [e.to_dict() for e in parsed.elements],
+        "parser": parsed.parser,
+        "page_count": parsed.page_count,
+        "warnings": parsed.warnings,
+        "ocr_pages": parsed.ocr_pages,
+    }
+
+
+def from_wire(data: dict[str, Any]) -> ParsedDocument:
+    return ParsedDocument(
+        elements=[Element.from_dict(e) for e in data["elements"]],
+        parser=data["parser"],
+        page_count=data.get("page_count"),
+        warnings=list(data.get("warnings", [])),
+        ocr_pages=list(data.get("ocr_pages", [])),
+    )
+
+
+class ParseWorker:
+    """One long-lived parser process (imports are paid once), replaced after a timeout or crash."""
+
+    def __init__(self, limits: ParseLimits = ParseLimits()) -> None:
+        self.limits = limits
+        self._ctx = mp.get_context("spawn")  # never fork a process that holds torch threads
+        self._proc: Any = None
+        self._conn: Connection | None = None
+
+    def __enter__(self) -> "ParseWorker":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _ensure(self) -> Connection:
+        if self._proc is None or not self._proc.is_alive():
+            parent, child = self._ctx.Pipe()
+            self._proc = self._ctx.Process(target=_serve, args=(child, self.limits), name="rag-parse-worker")
+            self._proc.start()
+            child.close()
+            self._conn = parent
+            if not parent.poll(STARTUP_SECONDS) or parent.recv() != ("ready",):
+                self._kill()
+                raise RuntimeError("the parser process did not start; check that the parsing packages import")
+        assert self._conn is not None
+        return self._conn
+
+    def parse(self, data: bytes, name: str) -> dict[str, Any]:
+        """The parsed document in wire form (see from_wire), or ParseError."""
+        conn = self._ensure()
+        conn.send((data, name))
+        if not conn.poll(self.limits.max_seconds):
+            self._kill()
+            raise ParseError(
+                f"parsing took longer than {self.limits.max_seconds:.0f} s and was stopped; "
+                "split the file or raise limits.max_seconds"
+            )
+        try:
+            reply = conn.recv()
+        except (EOFError, OSError):
+            code = self._proc.exitcode if self._proc else None
+            self._kill()
+            raise ParseError(f"the parser process died (exit code {code}) on this file; it may be malformed") from None
+        if reply[0] == "ok":
+            return reply[1]
+        raise ParseError(reply[1], stage=reply[2])
+
+    def _kill(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.join(5)
+        self._proc, self._conn = None, None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        if self._proc is not None:
+            self._proc.join(5)
+            if self._proc.is_alive():
+                self._proc.kill()
+        self._proc, self._conn = None, None

@@ -1,0 +1,82 @@
+"""Folder ACLs from `_access.yaml` files (format in DESIGN.md and README).
+
+An access file applies to its folder and everything below until a deeper one replaces it;
+`files:` overrides single files of its own folder. No access file at all means default deny.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+import yaml
+
+ACCESS_FILE = "_access.yaml"
+MAX_ACCESS_FILE_BYTES = 1024 * 1024
+
+
+class AccessFileError(Exception):
+    """An access file is malformed; the message names it and what to fix."""
+
+
+@dataclass(frozen=True)
+class AccessRule:
+    groups: tuple[str, ...] | None  # None: this file sets no folder groups (inherits)
+    files: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def parse_access_file(text: str, where: str) -> AccessRule:
+    try:
+        raw: Any = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise AccessFileError(f"{where}: not valid YAML ({exc}); fix it or the folder cannot be synced") from exc
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise AccessFileError(f"{where}: must be a mapping with 'groups' and optional 'files'")
+    unknown = set(raw) - {"groups", "files"}
+    if unknown:
+        raise AccessFileError(f"{where}: unknown keys {sorted(unknown)}; allowed: groups, files")
+    groups = _groups(raw["groups"], f"{where}: groups") if "groups" in raw else None
+    files_raw = raw.get("files") or {}
+    if not isinstance(files_raw, dict):
+        raise AccessFileError(f"{where}: 'files' must map file names to group lists")
+    files = {}
+    for name, value in files_raw.items():
+        if not isinstance(name, str) or "/" in name or name in ("", ".", ".."):
+            raise AccessFileError(f"{where}: files key {name!r} must be a file name in this folder")
+        files[name] = _groups(value, f"{where}: files.{name}")
+    return AccessRule(groups=groups, files=files)
+
+
+def _groups(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(g, str) and g.strip() for g in value):
+        raise AccessFileError(f"{where} must be a list of group names, e.g. [all-staff]")
+    return tuple(sorted({g.strip() for g in value}))
+
+
+class AccessResolver:
+    """Resolves a file's groups from the rules of its folder chain. Rules are registered per
+    folder ('' is the root) before files are resolved."""
+
+    def __init__(self) -> None:
+        self._rules: dict[str, AccessRule] = {}
+
+    def add(self, folder: str, rule: AccessRule) -> None:
+        self._rules[folder] = rule
+
+    def groups_for(self, uri: str) -> tuple[str, ...]:
+        path = PurePosixPath(uri)
+        folder = "" if str(path.parent) == "." else str(path.parent)
+        own = self._rules.get(folder)
+        if own and path.name in own.files:
+            return own.files[path.name]
+        while True:
+            rule = self._rules.get(folder)
+            if rule and rule.groups is not None:
+                return rule.groups
+            if folder == "":
+                return ()
+            parent = str(PurePosixPath(folder).parent)
+            folder = "" if parent == "." else parent

@@ -1,0 +1,48 @@
+"""What every sync step needs: the configuration, the database, the blob store, the run id and
+a way to report progress. Steps share nothing else, so each may run in its own process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import psycopg
+
+from rag_pipeline import database, store
+from rag_pipeline.blobs import BlobStore
+from rag_pipeline.config import Config
+
+Progress = Callable[[str, int, int], None]  # (step, done, total)
+
+
+def no_progress(step: str, done: int, total: int) -> None:
+    return None
+
+
+@dataclass
+class SyncContext:
+    config: Config
+    db_url: str
+    run_id: str
+    progress: Progress = field(default=no_progress)
+
+    @property
+    def blobs(self) -> BlobStore:
+        return BlobStore(self.config.blob_dir)
+
+    @contextmanager
+    def connect(self) -> Iterator[psycopg.Connection]:
+        conn = database.connect(self.db_url)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+
+def prepare_database(config: Config) -> str:
+    """Resolve the database URL (starting the embedded server if needed) and migrate it."""
+    url = database.resolve_url(config.database_url, config.pgdata_dir)
+    with database.connect(url) as conn:
+        store.migrate(conn)
+    return url

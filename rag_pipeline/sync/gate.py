@@ -1,0 +1,26 @@
+"""Step 7, the gate: evaluate the index as it will look once this run publishes, and record
+the verdict on the run so publish can check it."""
+
+from __future__ import annotations
+
+from rag_pipeline import store
+from rag_pipeline.embedding import Embedder
+from rag_pipeline.evaluation import EvalReport, evaluate, load_eval_set
+from rag_pipeline.sync.context import SyncContext
+
+
+def run_gate(ctx: SyncContext, embedder: Embedder) -> EvalReport:
+    evaluation = ctx.config.evaluation
+    with ctx.connect() as conn:
+        if evaluation.eval_set is None:
+            report = EvalReport(metrics={}, cases=[], passed=True, failures=[], k=evaluation.k)
+            reason = "no evaluation set configured (evaluation.eval_set): only structural checks ran"
+        else:
+            cases = load_eval_set(evaluation.eval_set)
+            report = evaluate(
+                conn, embedder, cases, k=evaluation.k, thresholds=evaluation.thresholds,
+                refusal_score=evaluation.refusal_score, preview_run=ctx.run_id,
+            )
+            reason = "; ".join(report.failures) if report.failures else "all thresholds met"
+        store.update_run(conn, ctx.run_id, gate_passed=report.passed, gate_metrics=report.metrics, gate_reason=reason)
+    return report

@@ -1,0 +1,160 @@
+"""Step 1, plan: list every source, compare with the live index, copy new bytes into the blob
+store and record the run's work items (new, changed, acl_changed, reparse, gone)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from rag_pipeline import store
+from rag_pipeline.chunking import CHUNKER_VERSION
+from rag_pipeline.cleaning.clean import CLEANER_VERSION
+from rag_pipeline.parsing import KIND_BY_SUFFIX, parser_version_for
+from rag_pipeline.sources import SkippedObject, SourceObject, open_source
+from rag_pipeline.sources.base import ListingError
+from rag_pipeline.sync.context import SyncContext
+
+
+class TombstoneGuardError(Exception):
+    """A run would remove more of a source's documents than allowed; it needs an explicit flag."""
+
+
+@dataclass
+class PlanResult:
+    counts: Counter = field(default_factory=Counter)  # per action, plus 'unchanged', 'skipped'
+    per_source: dict[str, Counter] = field(default_factory=dict)
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)  # (source, uri, reason)
+
+    @property
+    def work(self) -> int:
+        return sum(v for k, v in self.counts.items() if k not in ("unchanged", "skipped"))
+
+
+def plan_run(
+    ctx: SyncContext,
+    model_id: int,
+    source_names: Sequence[str] | None = None,
+    *,
+    allow_mass_tombstone: bool = False,
+    is_alive: Callable[[str, datetime], bool] = lambda run_id, started: True,
+) -> PlanResult:
+    """Plan one run over the named sources (all configured ones by default)."""
+    configs = [ctx.config.source(n) for n in source_names] if source_names else list(ctx.config.sources)
+    names = [c.name for c in configs]
+    result = PlanResult()
+    with ctx.connect() as conn:
+        store.create_run(conn, ctx.run_id, names, model_id)
+        store.claim_sources(conn, ctx.run_id, names, is_alive)
+        _refuse_mixed_models(conn, model_id)
+        for source_config in configs:
+            result.per_source[source_config.name] = _plan_source(
+                ctx, conn, source_config, model_id, allow_mass_tombstone, result
+            )
+        for counter in result.per_source.values():
+            result.counts.update(counter)
+        store.update_run(conn, ctx.run_id, counts={"plan": dict(result.counts)})
+    return result
+
+
+def _refuse_mixed_models(conn, model_id: int) -> None:  # noqa: ANN001
+    live = store.live_model_ids(conn)
+    if live and live != [model_id]:
+        current = store.model_by_id(conn, live[0]) or {}
+        raise ValueError(
+            f"the live index was embedded with model {current.get('name')} "
+            f"({current.get('revision')}, weights {str(current.get('weights_sha256'))[:12]}) but the configured "
+            "model differs; a sync never mixes models: configure the index's model, or run a model migration"
+        )
+
+
+def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mass_tombstone: bool, result: PlanResult) -> Counter:  # noqa: ANN001
+    source = open_source(source_config)
+    live = store.live_versions(conn, source_config.name)
+    counts: Counter = Counter()
+    items: list[dict] = []
+    seen: set[str] = set()
+    listed = 0
+    for obj in source.list_objects():  # raises ListingError: then nothing below runs, nothing is tombstoned
+        listed += 1
+        if isinstance(obj, SkippedObject):
+            counts["skipped"] += 1
+            result.skipped.append((source_config.name, obj.uri, obj.reason))
+            store.record_quarantine(conn, ctx.run_id, source_config.name, obj.uri, None, "list", obj.reason)
+            continue
+        seen.add(obj.uri)
+        action = _action(obj, live.get(obj.uri), model_id)
+        counts[action] += 1
+        if action != "unchanged":
+            items.append(_item(ctx, source, source_config.name, obj, action))
+        if listed % 100 == 0:
+            ctx.progress(f"plan {source_config.name}", listed, 0)
+    gone = sorted(set(live) - seen)
+    _guard_tombstones(source_config, len(gone), len(live), allow_mass_tombstone)
+    counts["gone"] = len(gone)
+    items.extend(
+        {"source": source_config.name, "uri": uri, "action": "gone", "checksum": None,
+         "blob_sha256": None, "size_bytes": None, "acl_groups": []}
+        for uri in gone
+    )
+    with conn.transaction():
+        store.insert_items(conn, ctx.run_id, items)
+    return counts
+
+
+def parser_version_for_name(uri: str) -> str:
+    """The parser version a file of this name would be parsed with now ('' if unsupported)."""
+    suffix = "." + uri.rsplit(".", 1)[-1].lower() if "." in uri.rsplit("/", 1)[-1] else ""
+    kind = KIND_BY_SUFFIX.get(suffix)
+    return parser_version_for(kind) if kind else ""
+
+
+def _action(obj: SourceObject, live: store.LiveVersion | None, model_id: int) -> str:
+    if live is None:
+        return "new"
+    if live.checksum != obj.checksum:
+        return "changed"
+    if (
+        live.parser_version != parser_version_for_name(obj.uri)
+        or live.cleaner_version != CLEANER_VERSION
+        or live.chunker_version != CHUNKER_VERSION
+        or live.model_id != model_id
+    ):
+        return "reparse"
+    if tuple(sorted(live.acl_groups)) != tuple(sorted(obj.acl_groups)):
+        return "acl_changed"
+    return "unchanged"
+
+
+def _item(ctx: SyncContext, source, source_name: str, obj: SourceObject, action: str) -> dict:  # noqa: ANN001
+    blob = None
+    if action != "acl_changed":
+        blob = ctx.blobs.put(source.read(obj.uri))
+    checksum = obj.checksum
+    if checksum.startswith("sha256:") and blob is not None:
+        checksum = "sha256:" + blob  # the bytes we index, even if the file changed since listing
+    return {
+        "source": source_name,
+        "uri": obj.uri,
+        "action": action,
+        "checksum": checksum,
+        "blob_sha256": blob,
+        "size_bytes": obj.size,
+        "acl_groups": list(obj.acl_groups),
+    }
+
+
+def _guard_tombstones(source_config, gone: int, live: int, allowed: bool) -> None:  # noqa: ANN001
+    if allowed or live == 0 or gone == 0:
+        return
+    share = gone / live
+    if share > source_config.max_tombstone_share:
+        raise TombstoneGuardError(
+            f"source {source_config.name!r}: {gone} of {live} live documents ({share:.0%}) are gone from "
+            f"the source, more than max_tombstone_share {source_config.max_tombstone_share:.0%}; "
+            "if that is intended, re-run with --allow-mass-tombstone"
+        )
+
+
+__all__ = ["ListingError", "PlanResult", "TombstoneGuardError", "plan_run"]

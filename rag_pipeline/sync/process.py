@@ -1,0 +1,125 @@
+"""Steps 2-5, per batch of work items: parse (in a killable worker), clean, chunk, embed.
+
+Each step reads its input from the run's work items and writes its output back, so a step can
+be retried or run on another machine; a file that fails is quarantined and the run goes on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from rag_pipeline import store
+from rag_pipeline.chunking import chunk_elements
+from rag_pipeline.cleaning.clean import clean_elements
+from rag_pipeline.embedding import Embedder
+from rag_pipeline.parse_worker import ParseWorker, from_wire
+from rag_pipeline.parsing.types import Element, ParseError
+from rag_pipeline.sync.context import SyncContext
+
+CONTENT_ACTIONS = ("new", "changed", "reparse")
+
+
+def _batches(ctx: SyncContext, conn, stage: str, columns: tuple[str, ...]):  # noqa: ANN001, ANN202
+    keys = store.item_keys(conn, ctx.run_id, stage, CONTENT_ACTIONS)
+    done = 0
+    for batch in store.iter_batches(keys, ctx.config.batch_size):
+        yield store.load_items(conn, ctx.run_id, batch, columns)
+        done += len(batch)
+        ctx.progress(stage, done, len(keys))
+
+
+def parse_items(ctx: SyncContext) -> dict[str, Any]:
+    """Parse planned items; returns counts, pages and warnings for the step's metadata."""
+    counts: Counter = Counter()
+    warnings: list[str] = []
+    with ctx.connect() as conn, ParseWorker(ctx.config.limits) as worker:
+        for batch in _batches(ctx, conn, "planned", ()):
+            for item in batch:
+                try:
+                    wire = worker.parse(ctx.blobs.get(item["blob_sha256"]), item["uri"])
+                except ParseError as exc:
+                    with conn.transaction():
+                        store.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], exc.stage, str(exc))
+                    counts["quarantined"] += 1
+                    continue
+                except OSError as exc:
+                    with conn.transaction():
+                        store.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], "read", str(exc))
+                    counts["quarantined"] += 1
+                    continue
+                with conn.transaction():
+                    store.advance_item(conn, ctx.run_id, item["source"], item["uri"], "parsed", "parsed", wire)
+                counts["parsed"] += 1
+                counts["pages"] += wire.get("page_count") or 0
+                counts["ocr_pages"] += len(wire.get("ocr_pages") or [])
+                warnings.extend(f"{item['uri']}: {w}" for w in wire.get("warnings") or [])
+    return {"counts": dict(counts), "warnings": warnings}
+
+
+def clean_items(ctx: SyncContext) -> dict[str, Any]:
+    removed: Counter = Counter()
+    per_document: dict[str, dict[str, int]] = {}
+    with ctx.connect() as conn:
+        for batch in _batches(ctx, conn, "parsed", ("parsed",)):
+            for item in batch:
+                parsed = from_wire(item["parsed"])
+                elements, counts = clean_elements(parsed.elements)
+                removed.update(counts)
+                per_document[item["uri"]] = dict(counts)
+                if not any(e.text.strip() for e in elements):
+                    with conn.transaction():
+                        store.quarantine_item(
+                            conn, ctx.run_id, item["source"], item["uri"], "clean",
+                            "no text left after removing boilerplate; check the file has real content",
+                        )
+                    continue
+                payload = {"elements": [e.to_dict() for e in elements], "parser": parsed.parser, "cleaning": dict(counts)}
+                with conn.transaction():
+                    store.advance_item(conn, ctx.run_id, item["source"], item["uri"], "cleaned", "cleaned", payload)
+    return {"removed": dict(removed), "per_document": per_document}
+
+
+def chunk_items(ctx: SyncContext, embedder: Embedder) -> dict[str, Any]:
+    counts: Counter = Counter()
+    with ctx.connect() as conn:
+        for batch in _batches(ctx, conn, "cleaned", ("cleaned",)):
+            for item in batch:
+                cleaned = item["cleaned"]
+                elements = [Element.from_dict(e) for e in cleaned["elements"]]
+                chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)
+                payload = {**cleaned, "elements": None, "chunks": [c.to_dict() for c in chunks]}
+                with conn.transaction():
+                    store.advance_item(conn, ctx.run_id, item["source"], item["uri"], "chunked", "chunks", payload)
+                counts["documents"] += 1
+                counts["chunks"] += len(chunks)
+                counts["tokens"] += sum(c.token_count for c in chunks)
+    return {"counts": dict(counts)}
+
+
+def embed_items(ctx: SyncContext, embedder: Embedder, model_id: int) -> dict[str, Any]:
+    """Embed chunks, reusing stored vectors of identical model input under the same model."""
+    counts: Counter = Counter()
+    with ctx.connect() as conn:
+        for batch in _batches(ctx, conn, "chunked", ("chunks",)):
+            chunk_lists = [item["chunks"]["chunks"] for item in batch]
+            hashes = [c["content_hash"] for chunks in chunk_lists for c in chunks]
+            known = store.find_embeddings(conn, hashes, model_id)
+            missing = sorted({c["content_hash"]: c["search_text"] for cl in chunk_lists for c in cl
+                              if c["content_hash"] not in known}.items())
+            if missing:
+                vectors = embedder.encode([text for _, text in missing])
+                known.update({h: vectors[i] for i, (h, _) in enumerate(missing)})
+            counts["embedded"] += len(missing)
+            counts["reused"] += len(hashes) - len(missing)
+            for item, chunks in zip(batch, chunk_lists):
+                dim = embedder.identity.dimension
+                matrix = np.stack([known[c["content_hash"]] for c in chunks]) if chunks else np.zeros((0, dim), np.float32)
+                with conn.transaction():
+                    store.advance_item(
+                        conn, ctx.run_id, item["source"], item["uri"], "embedded", "embeddings",
+                        matrix.astype(np.float32).tobytes(),
+                    )
+    return {"counts": dict(counts)}

@@ -1,0 +1,114 @@
+"""Folder source: recursive listing, content checksums, `_access.yaml` ACLs with default deny."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from rag_pipeline.sources.base import ListingError, SourceObject
+from rag_pipeline.sources.filesystem import FilesystemSource
+
+
+def _write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _listing(root: Path, deny: tuple[str, ...] = ()) -> dict[str, SourceObject]:
+    objects = list(FilesystemSource("s", root, deny).list_objects())
+    return {o.uri: o for o in objects if isinstance(o, SourceObject)}
+
+
+def test_recursive_listing_with_sha256_checksums(tmp_path: Path) -> None:
+    _write(tmp_path, "a.md", "alpha")
+    _write(tmp_path, "deep/er/b.txt", "beta")
+    listing = _listing(tmp_path)
+    assert set(listing) == {"a.md", "deep/er/b.txt"}
+    assert listing["deep/er/b.txt"].checksum == "sha256:" + hashlib.sha256(b"beta").hexdigest()
+    assert listing["a.md"].size == 5
+
+
+def test_no_access_file_means_default_deny(tmp_path: Path) -> None:
+    _write(tmp_path, "open.md", "x")
+    assert _listing(tmp_path)["open.md"].acl_groups == ()
+
+
+def test_access_file_applies_to_subtree_until_replaced_with_file_overrides(tmp_path: Path) -> None:
+    _write(tmp_path, "_access.yaml", "groups: [all-staff]\n")
+    _write(tmp_path, "policy.md", "x")
+    _write(tmp_path, "hr/_access.yaml", "groups: [all-staff]\nfiles:\n  salaries.pdf: [hr]\n")
+    _write(tmp_path, "hr/salaries.pdf", "x")
+    _write(tmp_path, "hr/leave.md", "x")
+    _write(tmp_path, "hr/archive/old.md", "x")
+    _write(tmp_path, "sales/_access.yaml", "groups: [sales, management]\n")
+    _write(tmp_path, "sales/deals/q1.md", "x")
+    listing = _listing(tmp_path)
+    assert listing["policy.md"].acl_groups == ("all-staff",)
+    assert listing["hr/salaries.pdf"].acl_groups == ("hr",)
+    assert listing["hr/leave.md"].acl_groups == ("all-staff",)
+    assert listing["hr/archive/old.md"].acl_groups == ("all-staff",)  # inherited two levels down
+    assert listing["sales/deals/q1.md"].acl_groups == ("management", "sales")  # replaced, not merged
+    assert "_access.yaml" not in listing and "hr/_access.yaml" not in listing  # never indexed
+
+
+def test_access_file_with_only_file_overrides_inherits_folder_groups(tmp_path: Path) -> None:
+    _write(tmp_path, "_access.yaml", "groups: [all-staff]\n")
+    _write(tmp_path, "legal/_access.yaml", "files:\n  nda.md: [legal]\n")
+    _write(tmp_path, "legal/nda.md", "x")
+    _write(tmp_path, "legal/faq.md", "x")
+    listing = _listing(tmp_path)
+    assert listing["legal/nda.md"].acl_groups == ("legal",)
+    assert listing["legal/faq.md"].acl_groups == ("all-staff",)
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ("groups: all-staff\n", "list of group names"),
+        ("groups: [ok]\nfiles: [a, b]\n", "'files' must map"),
+        ("groups: [ok\n", "not valid YAML"),
+        ("grups: [typo]\n", "unknown keys"),
+        ("files:\n  ../escape.md: [x]\n", "must be a file name"),
+        ("- just\n- a list\n", "must be a mapping"),
+    ],
+)
+def test_broken_access_file_stops_the_listing_naming_the_file(tmp_path: Path, content: str, words: str) -> None:
+    _write(tmp_path, "team/_access.yaml", content)
+    _write(tmp_path, "team/doc.md", "x")
+    with pytest.raises(ListingError) as info:
+        _listing(tmp_path)
+    assert words in str(info.value)
+    assert "team/_access.yaml" in str(info.value)
+
+
+def test_huge_access_file_is_refused(tmp_path: Path) -> None:
+    _write(tmp_path, "_access.yaml", "groups: [a]\n# " + "x" * (2 * 1024 * 1024))
+    with pytest.raises(ListingError, match="larger than 1 MiB"):
+        _listing(tmp_path)
+
+
+def test_missing_root_is_a_listing_error(tmp_path: Path) -> None:
+    with pytest.raises(ListingError, match="does not exist"):
+        _listing(tmp_path / "nope")
+
+
+def test_hidden_files_symlinks_and_denied_patterns_are_not_listed(tmp_path: Path) -> None:
+    _write(tmp_path, ".git/config", "x")
+    _write(tmp_path, ".env", "SECRET=1")
+    _write(tmp_path, "keys/server.key", "x")
+    _write(tmp_path, "ok.md", "x")
+    outside = _write(tmp_path.parent / "outside", "secret.md", "x")
+    (tmp_path / "link.md").symlink_to(outside)
+    listing = _listing(tmp_path, deny=("*.key",))
+    assert set(listing) == {"ok.md"}
+
+
+def test_hostile_file_names_are_listed_verbatim(tmp_path: Path) -> None:
+    names = ["'; DROP TABLE documents;--.md", "naïve ünïcode ✓.md", "spaces and (parens).md"]
+    for name in names:
+        _write(tmp_path, name, "x")
+    assert set(_listing(tmp_path)) == set(names)

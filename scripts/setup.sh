@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Everything a fresh machine needs besides Python 3.11: a project virtualenv with the locked
+# dependencies, the offline spaCy model unstructured wants, and Tesseract for OCR (Debian).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+.venv/bin/python -m pip install -q --upgrade pip wheel
+# torch==2.13.0 is a CPU build; a bare 'torch' would pull a multi-GB CUDA build.
+.venv/bin/python -m pip install -q -r requirements.lock
+.venv/bin/python -m pip install -q --no-deps -e .
+PYTHON=.venv/bin/python bash scripts/install_spacy_model.sh
+if ! command -v tesseract >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing Tesseract OCR from Debian's packages"
+    packages="tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $packages >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $packages >/dev/null; } \
+      || echo "warning: Tesseract not installed; pages without a text layer will be reported, not OCRed" >&2
+  else
+    echo "warning: Tesseract not found (apt-get install tesseract-ocr); scanned pages will be reported, not OCRed" >&2
+  fi
+fi
+echo "setup done: .venv ready"
