@@ -321,7 +321,7 @@ def find_embeddings(conn: psycopg.Connection, hashes: Sequence[str], model_id: i
         " WHERE model_id = %s AND content_hash = ANY(%s)",
         (model_id, list(set(hashes))),
     ).fetchall()
-    return {r[0]: np.asarray(r[1], dtype=np.float32) for r in rows}
+    return {r[0]: np.asarray(r[1].to_numpy(), dtype=np.float32) for r in rows}
 
 
 # --------------------------------------------------------------------------- staging

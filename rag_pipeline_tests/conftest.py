@@ -35,9 +35,20 @@ def _server_url(tmp_root: Path) -> str:
 
 
 @pytest.fixture(scope="session")
-def pg_server_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A real PostgreSQL with pgvector: DATABASE_URL if set, else an embedded server for the session."""
-    return _server_url(tmp_path_factory.mktemp("pg"))
+def pg_server_url() -> Iterator[str]:
+    """A real PostgreSQL with pgvector: DATABASE_URL if set, else an embedded server for the session.
+
+    The embedded server's data lives outside pytest's temporary root: pytest resets that root to
+    mode 0700 on every run, which locks out the server's own system user mid-session."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="rag-pipeline-test-pg-"))
+    root.chmod(0o755)
+    try:
+        yield _server_url(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture

@@ -45,6 +45,8 @@ _PAGE_NUMBER_RE = re.compile(
     rf"(?:\s*(?:of|von|/|z|sur|de)\s*\d{{1,4}})?$",
     re.IGNORECASE,
 )
+_NUMBER_AT_EDGE_RE = re.compile(r"^\d{1,5}\s|\s\d{1,5}$")
+_SLOT_TOLERANCE = 2.0  # points: a running header slot is printed at one fixed height
 _EDGE_ROMAN_RE = re.compile(rf"(?:^{_ROMAN}\s+|\s+{_ROMAN}$)", re.IGNORECASE)
 
 COUNT_KEYS = ("running_header", "running_footer", "page_number")
@@ -56,10 +58,11 @@ def strip_page_boilerplate(elements: list[Element]) -> tuple[list[Element], dict
     positioned = [e for e in elements if _is_positioned(e) and e.kind not in ("page_header", "page_footer", "table")]
     bands = _margin_bands(positioned)
     pages = {e.page for e in positioned}
-    repeated = _repeated_keys(positioned, bands, len(pages)) if len(pages) >= _MIN_PAGES else set()
+    repeated = _repeated_keys(positioned, bands, len(pages)) if len(pages) >= _MIN_PAGES else {}
+    slots = _header_slots(positioned, bands, repeated, len(pages))
     kept: list[Element] = []
     for element in elements:
-        verdict = _verdict(element, bands.get(id(element)), repeated)
+        verdict = _verdict(element, bands.get(id(element)), repeated, slots)
         if verdict is None:
             kept.append(element)
         else:
@@ -67,7 +70,9 @@ def strip_page_boilerplate(elements: list[Element]) -> tuple[list[Element], dict
     return kept, counts
 
 
-def _verdict(element: Element, band: str | None, repeated: set[tuple[str, str]]) -> str | None:
+def _verdict(
+    element: Element, band: str | None, repeated: dict[tuple[str, str], float], slots: list[tuple[str, float]]
+) -> str | None:
     """Which kind of furniture `element` is, or None to keep it."""
     if element.kind == "page_header":
         return "running_header"
@@ -77,9 +82,34 @@ def _verdict(element: Element, band: str | None, repeated: set[tuple[str, str]])
         return None
     if is_page_number(element.text) and _band(element, _BAND):  # not a number set large under a title
         return "page_number"
-    if (band, _key(element.text)) in repeated:
+    if (band, _key(element.text)) in repeated or _in_slot(element, band, slots):
         return "running_header" if band == "top" else "running_footer"
     return None
+
+
+def _in_slot(element: Element, band: str, slots: list[tuple[str, float]]) -> bool:
+    """A short line carrying a page number, at exactly the height where this document prints its
+    running headers: a section header used on too few pages to recur by itself
+    ("10 1.3. STETIGKEIT" on two pages of lecture notes)."""
+    if len(element.text) > 120 or not _NUMBER_AT_EDGE_RE.search(element.text):
+        return False
+    centre = (element.bbox[1] + element.bbox[3]) / 2  # type: ignore[index]
+    return any(band == b and abs(centre - y) <= _SLOT_TOLERANCE for b, y in slots)
+
+
+def _header_slots(
+    elements: list[Element], bands: dict[int, str], repeated: dict[tuple[str, str], float], page_count: int
+) -> list[tuple[str, float]]:
+    """(band, height) where running headers carrying page numbers sit on a good share of pages."""
+    pages_at: dict[tuple[str, float], set[int]] = defaultdict(set)
+    for element in elements:
+        band = bands.get(id(element))
+        if band is None or not _NUMBER_AT_EDGE_RE.search(element.text):
+            continue
+        group = (band, _key(element.text))
+        if group in repeated:
+            pages_at[(band, round(repeated[group]))].add(element.page)  # type: ignore[arg-type]
+    return [slot for slot, pages in pages_at.items() if len(pages) >= _COVERAGE * page_count]
 
 
 def is_page_number(text: str) -> bool:
@@ -133,15 +163,16 @@ def _band(element: Element, share: float) -> str | None:
 
 
 def _key(text: str) -> str:
-    """Comparison key: case and spacing folded, digits and edge roman numerals ignored."""
+    """Comparison key: case and spacing folded, numbers (also dotted section numbers and dates)
+    and edge roman numerals ignored."""
     text = re.sub(r"\s+", " ", text).strip()
     text = _EDGE_ROMAN_RE.sub(" ", text).strip().casefold()
-    return re.sub(r"\d+", "#", text)
+    return re.sub(r"\d+(?:[.\-/]\d+)*", "#", text)  # "2.3.59.1.6", "12-12-2022" and "7" alike
 
 
-def _repeated_keys(elements: list[Element], bands: dict[int, str], page_count: int) -> set[tuple[str, str]]:
-    """(band, key) pairs that recur at about the same height on enough pages: running headers
-    and footers."""
+def _repeated_keys(elements: list[Element], bands: dict[int, str], page_count: int) -> dict[tuple[str, str], float]:
+    """(band, key) pairs that recur at about the same height on enough pages (running headers
+    and footers), with that height (vertical centre)."""
     heights: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
     for element in elements:
         band = bands.get(id(element))
@@ -152,7 +183,11 @@ def _repeated_keys(elements: list[Element], bands: dict[int, str], page_count: i
             continue  # bare numbers are handled as page numbers
         centre = (element.bbox[1] + element.bbox[3]) / 2  # type: ignore[index]
         heights[(band, key)].setdefault(element.page, centre)  # type: ignore[arg-type]
-    return {group for group, by_page in heights.items() if _recurs(by_page, page_count)}
+    return {
+        group: statistics.median(by_page.values())
+        for group, by_page in heights.items()
+        if _recurs(by_page, page_count)
+    }
 
 
 def _recurs(by_page: dict[int, float], page_count: int) -> bool:

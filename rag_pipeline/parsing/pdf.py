@@ -221,6 +221,8 @@ def _read_page(doc: pymupdf.Document, index: int, ocr: "_OcrEngine", warnings: l
     number = index + 1
     try:
         page = doc.load_page(index)
+        if page.rotation:
+            page.remove_rotation()  # text coordinates as displayed (in memory only; bytes untouched)
         rect = page.rect
         textpage = None
         used_ocr = False
@@ -330,48 +332,83 @@ def _tesseract_setup(requested: str) -> tuple[str | None, str | None, str | None
 
 
 def _text_rows(text_dict: dict, table_boxes: list[Box]) -> list[list[_Line]]:
-    """Per PyMuPDF block, its visual rows; text inside a table area is left to the table."""
+    """Per PyMuPDF block (split where it holds two columns), its visual rows; text inside a
+    table area is left to the table."""
     blocks: list[list[_Line]] = []
     for block in text_dict["blocks"]:
         if block["type"] != 0:
             continue
-        pieces = [
-            piece
-            for line in block["lines"]
-            if (piece := _line_piece(line)) is not None and not _inside_any(piece.bbox, table_boxes)
-        ]
-        for column in _split_columns(pieces):
-            rows = _merge_rows(column)
+        for column in _split_columns(block["lines"]):
+            pieces = [
+                piece
+                for line in column
+                if (piece := _line_piece(line)) is not None and not _inside_any(piece.bbox, table_boxes)
+            ]
+            rows = _merge_rows(pieces)
             if rows:
                 blocks.append(rows)
     return blocks
 
 
-def _split_columns(pieces: list[_Line]) -> list[list[_Line]]:
-    """Split a block that holds two text columns side by side (OCR output often does: Tesseract's
-    lines of both columns end up in one block). A gutter counts when at least two rows have text
-    on both sides of it; a single table row or a running header line is left whole."""
-    if len(pieces) < 4:
-        return [pieces]
-    spans = sorted((p.bbox[0], p.bbox[2]) for p in pieces if p.horizontal)
-    reach = spans[0][1] if spans else 0.0
-    for x0, x1 in spans[1:]:
-        if x0 > reach + 8:
-            gutter = (reach + x0) / 2
-            left = [p for p in pieces if (p.bbox[0] + p.bbox[2]) / 2 < gutter]
-            right = [p for p in pieces if (p.bbox[0] + p.bbox[2]) / 2 >= gutter]
-            if _rows_on_both_sides(left, right) >= 2:
-                return _split_columns(left) + _split_columns(right)
-        reach = max(reach, x1)
-    return [pieces]
+def _split_columns(lines: list[dict]) -> list[list[dict]]:
+    """Split a block that holds two text columns side by side. OCR output does this: Tesseract's
+    lines of both columns end up in one block, a few lines even run across the gutter. A gutter
+    counts when at least three rows have text on both sides of it, so a table row or a running
+    header line stays whole."""
+    if len(lines) < 6 or _same_row_pairs(lines) < 3:
+        return [lines]
+    x0 = int(min(line["bbox"][0] for line in lines))
+    x1 = int(max(line["bbox"][2] for line in lines)) + 1
+    width = x1 - x0
+    if width < 150:
+        return [lines]
+    delta = [0] * (width + 1)
+    for line in lines:
+        delta[int(line["bbox"][0]) - x0] += 1
+        delta[int(line["bbox"][2]) - x0] -= 1
+    cover, running = [], 0
+    for d in delta:
+        running += d
+        cover.append(running)
+    best = min(range(int(width * 0.25), int(width * 0.75)), key=cover.__getitem__)
+    if cover[best] > 0.2 * len(lines):
+        return [lines]
+    gutter = x0 + best
+    left = [ln for ln in lines if ln["bbox"][2] <= gutter]
+    right = [ln for ln in lines if ln["bbox"][0] >= gutter]
+    if _same_row_pairs(left + right) - _same_row_pairs(left) - _same_row_pairs(right) < 3:
+        return [lines]
+    for line in lines:
+        if line["bbox"][0] < gutter < line["bbox"][2]:
+            a, b = _cut_line(line, gutter)
+            left += a
+            right += b
+    by_y = lambda ln: ln["bbox"][1]  # noqa: E731
+    return _split_columns(sorted(left, key=by_y)) + _split_columns(sorted(right, key=by_y))
 
 
-def _rows_on_both_sides(left: list[_Line], right: list[_Line]) -> int:
-    return sum(
-        1
-        for a in left
-        if any(min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1]) > 0.5 * (a.bbox[3] - a.bbox[1]) for b in right)
-    )
+def _same_row_pairs(lines: list[dict]) -> int:
+    """How many consecutive lines (by vertical centre) share a row."""
+    ordered = sorted(lines, key=lambda ln: (ln["bbox"][1] + ln["bbox"][3]) / 2)
+    pairs = 0
+    for a, b in zip(ordered, ordered[1:]):
+        overlap = min(a["bbox"][3], b["bbox"][3]) - max(a["bbox"][1], b["bbox"][1])
+        if overlap > 0.5 * min(a["bbox"][3] - a["bbox"][1], b["bbox"][3] - b["bbox"][1]):
+            pairs += 1
+    return pairs
+
+
+def _cut_line(line: dict, gutter: float) -> tuple[list[dict], list[dict]]:
+    """Split a line's spans at the gutter (by span centre) into a left and a right line."""
+    parts: tuple[list[dict], list[dict]] = ([], [])
+    for span in line["spans"]:
+        parts[0 if (span["bbox"][0] + span["bbox"][2]) / 2 < gutter else 1].append(span)
+    out: tuple[list[dict], list[dict]] = ([], [])
+    for side, spans in enumerate(parts):
+        if spans:
+            bbox = _union(sp["bbox"] for sp in spans)
+            out[side].append({"bbox": bbox, "spans": spans, "dir": line["dir"]})
+    return out
 
 
 def _line_piece(line: dict) -> _Line | None:
@@ -545,6 +582,8 @@ def _join_lines(texts: list[str]) -> str:
             out = out[:-1] + text
         elif _is_hyphen_break(out, text):
             out = out[:-1] + text
+        elif out[-1] in "-\u2010" and out[-2:-1].isalpha():  # a real hyphen at the line end
+            out = out + text
         else:
             out = out + " " + text
     return out.replace("\xad", "")
@@ -575,20 +614,41 @@ def _reading_order(units: list[_Unit], width: float, height: float) -> tuple[lis
     gutters = _find_gutters(body)
     if not gutters:
         return _top_down(flowing) + rotated, []
-    spanning = [u for u in body if _crosses(u.bbox, gutters)] + margin
+    anchors = [u for u in body if _crosses(u.bbox, gutters)] + margin
     columns = [u for u in body if not _crosses(u.bbox, gutters)]
-    spanning.sort(key=lambda u: u.bbox[1])
+    bands = _bands(anchors, columns)
+    loose = [u for band, _ in bands for u in band if _outside_other_columns(u, band, gutters)]
+    if loose:  # e.g. a section heading below both columns: it starts a new band
+        anchors += loose
+        bands = _bands(anchors, [u for u in columns if u not in loose])
     ordered: list[_Unit] = []
-    remaining = columns
-    for anchor in spanning + [None]:
-        limit = anchor.bbox[1] if anchor else float("inf")
-        band = [u for u in remaining if (u.bbox[1] + u.bbox[3]) / 2 < limit]
-        remaining = [u for u in remaining if (u.bbox[1] + u.bbox[3]) / 2 >= limit]
-        band.sort(key=lambda u: (_column_index(u.bbox, gutters), u.bbox[1], u.bbox[0]))
-        ordered.extend(band)
-        if anchor:
+    for band, anchor in bands:
+        ordered.extend(sorted(band, key=lambda u: (_column_index(u.bbox, gutters), u.bbox[1], u.bbox[0])))
+        if anchor is not None:
             ordered.append(anchor)
     return ordered + rotated, gutters
+
+
+def _bands(anchors: list[_Unit], columns: list[_Unit]) -> list[tuple[list[_Unit], _Unit | None]]:
+    """Column units grouped into the bands between consecutive anchors (top to bottom); each
+    band paired with the anchor that closes it."""
+    out: list[tuple[list[_Unit], _Unit | None]] = []
+    remaining = columns
+    for anchor in sorted(anchors, key=lambda u: u.bbox[1]) + [None]:
+        limit = anchor.bbox[1] if anchor else float("inf")
+        out.append(([u for u in remaining if (u.bbox[1] + u.bbox[3]) / 2 < limit], anchor))
+        remaining = [u for u in remaining if (u.bbox[1] + u.bbox[3]) / 2 >= limit]
+    return out
+
+
+def _outside_other_columns(unit: _Unit, band: list[_Unit], gutters: list[tuple[float, float]]) -> bool:
+    """True when every unit of the other columns in the band lies wholly above, or wholly below,
+    this one: then it is not part of a column but a line across the page."""
+    column = _column_index(unit.bbox, gutters)
+    others = [u for u in band if _column_index(u.bbox, gutters) != column]
+    if not others:
+        return False
+    return all(o.bbox[3] <= unit.bbox[1] + 2 for o in others) or all(o.bbox[1] >= unit.bbox[3] - 2 for o in others)
 
 
 def _in_margin(box: Box, height: float) -> bool:
@@ -610,27 +670,43 @@ def _top_down(units: list[_Unit]) -> list[_Unit]:
 
 def _find_gutters(units: list[_Unit]) -> list[tuple[float, float]]:
     """Vertical white strips separating text columns of similar width, found from how much of
-    the page height blocks cover at each x. A narrow side-heading column (as in manuals with
-    headings in the left margin) is not a text column: those pages read top-down."""
-    narrow = [u for u in units if u.lines and len(u.lines) >= 1]
-    if len(narrow) < 3:
+    the page height text lines cover at each x (lines, not blocks, so one stray OCR glyph does
+    not close a gutter). A narrow side-heading column (as in manuals with headings in the left
+    margin) is not a text column: those pages read top-down."""
+    texts = [u for u in units if u.lines]
+    if len(texts) < 3:
         return []
-    x0 = int(min(u.bbox[0] for u in narrow))
-    x1 = int(max(u.bbox[2] for u in narrow)) + 1
+    x0 = int(min(u.bbox[0] for u in texts))
+    x1 = int(max(u.bbox[2] for u in texts)) + 1
     span = x1 - x0
     if span < 200:
         return []
-    full = [u for u in narrow if (u.bbox[2] - u.bbox[0]) > 0.6 * span]
-    parts = [u for u in narrow if (u.bbox[2] - u.bbox[0]) <= 0.6 * span]
-    total = sum(u.bbox[3] - u.bbox[1] for u in parts)
+    full = [u for u in texts if (u.bbox[2] - u.bbox[0]) > 0.6 * span]
+    narrow = [u for u in texts if (u.bbox[2] - u.bbox[0]) <= 0.6 * span]
+    parts = [u for u in narrow if _has_neighbour_beside(u, narrow)]  # columns come in pairs
+    lines = [line.bbox for u in parts for line in u.lines]
+    total = sum(b[3] - b[1] for b in lines)
     if total <= 0 or len(parts) < 2:
         return []
-    cover = [0.0] * span
-    for u in parts:
-        for x in range(max(int(u.bbox[0]) - x0, 0), min(int(u.bbox[2]) - x0 + 1, span)):
-            cover[x] += u.bbox[3] - u.bbox[1]
+    delta = [0.0] * (span + 2)
+    for b in lines:
+        delta[max(int(b[0]) - x0, 0)] += b[3] - b[1]
+        delta[min(int(b[2]) - x0 + 1, span + 1)] -= b[3] - b[1]
+    cover, running = [], 0.0
+    for d in delta[:span]:
+        running += d
+        cover.append(running)
     gutters = _low_runs(cover, x0, total * 0.03, min_width=5, edge=int(span * 0.15))
     return _valid_columns(gutters, parts, full, x0, x1, total)
+
+
+def _has_neighbour_beside(unit: _Unit, others: list[_Unit]) -> bool:
+    """True when another unit sits left or right of this one on the same rows."""
+    x0, y0, x1, y1 = unit.bbox
+    return any(
+        o is not unit and min(y1, o.bbox[3]) - max(y0, o.bbox[1]) > 0 and (o.bbox[0] >= x1 or o.bbox[2] <= x0)
+        for o in others
+    )
 
 
 def _low_runs(cover: list[float], x0: int, threshold: float, *, min_width: int, edge: int) -> list[tuple[float, float]]:
@@ -661,14 +737,15 @@ def _valid_columns(
         return []
     heights = [0.0] * len(widths)
     for u in parts:
-        heights[_column_index(u.bbox, gutters)] += u.bbox[3] - u.bbox[1]
+        heights[_column_index(u.bbox, gutters)] += sum(line.bbox[3] - line.bbox[1] for line in u.lines)
     if min(heights) < 0.12 * total:
         return []
     return gutters
 
 
 def _crosses(box: Box, gutters: list[tuple[float, float]]) -> bool:
-    return any(box[0] < g0 - 2 and box[2] > g1 + 2 for g0, g1 in gutters)
+    """True when the box reaches well into the columns on both sides of a gutter."""
+    return any(box[0] < g0 - 10 and box[2] > g1 + 10 for g0, g1 in gutters)
 
 
 def _column_index(box: Box, gutters: list[tuple[float, float]]) -> int:
@@ -703,29 +780,37 @@ def _find_tables(page: pymupdf.Page, warnings: list[str], number: int) -> list[_
 
 
 def _may_hold_ruled_table(page: pymupdf.Page) -> bool:
-    """Cheap pre-check: a ruled table needs at least three horizontal and three vertical edges
-    among the page's vector graphics (get_cdrawings is ~100x cheaper than find_tables)."""
-    horizontal = vertical = 0
+    """Cheap pre-check (get_cdrawings costs a fraction of find_tables): a ruled table is a grid,
+    so its horizontal and vertical edges (lines, or the sides of cell rectangles) cross in at
+    least six distinct points. Plots, underlines and framed text boxes do not."""
+    horizontal: list[tuple[float, float, float]] = []  # (y, x0, x1)
+    vertical: list[tuple[float, float, float]] = []  # (x, y0, y1)
     for path in page.get_cdrawings():
         for item in path["items"]:
             if item[0] == "l":
-                (ax, ay), (bx, by) = item[1], item[2]
-                if abs(ay - by) < 1 and abs(ax - bx) >= 5:
-                    horizontal += 1
-                elif abs(ax - bx) < 1 and abs(ay - by) >= 5:
-                    vertical += 1
+                _add_edge(item[1][0], item[1][1], item[2][0], item[2][1], horizontal, vertical)
             elif item[0] in ("re", "qu"):
                 r = pymupdf.Rect(item[1]) if item[0] == "re" else pymupdf.Quad(item[1]).rect
-                if r.height < 2 and r.width >= 5:
-                    horizontal += 1
-                elif r.width < 2 and r.height >= 5:
-                    vertical += 1
-                elif r.width >= 5 and r.height >= 5:
-                    horizontal += 2
-                    vertical += 2
-        if horizontal >= 3 and vertical >= 3:
-            return True
-    return False
+                for a, b, c, d in ((r.x0, r.y0, r.x1, r.y0), (r.x0, r.y1, r.x1, r.y1), (r.x0, r.y0, r.x0, r.y1), (r.x1, r.y0, r.x1, r.y1)):
+                    _add_edge(a, b, c, d, horizontal, vertical)
+    if len(horizontal) < 2 or len(vertical) < 2:
+        return False
+    if len(horizontal) * len(vertical) > 40_000:
+        return True  # a dense grid of rules: let the table finder decide
+    crossings = {
+        (round(x), round(y))
+        for y, hx0, hx1 in horizontal
+        for x, vy0, vy1 in vertical
+        if hx0 - 2 <= x <= hx1 + 2 and vy0 - 2 <= y <= vy1 + 2
+    }
+    return len(crossings) >= 6
+
+
+def _add_edge(ax: float, ay: float, bx: float, by: float, horizontal: list, vertical: list) -> None:
+    if abs(ay - by) < 2 and abs(ax - bx) >= 5:
+        horizontal.append(((ay + by) / 2, min(ax, bx), max(ax, bx)))
+    elif abs(ax - bx) < 2 and abs(ay - by) >= 5:
+        vertical.append(((ax + bx) / 2, min(ay, by), max(ay, by)))
 
 
 def _table_rows(table, words: list[tuple]) -> list[list[str]] | None:
@@ -744,7 +829,16 @@ def _table_rows(table, words: list[tuple]) -> list[list[str]] | None:
     real = [cell for src in texts for c, cell in enumerate(src) if c in keep and cell is not None]
     if not real or sum(1 for c in real if c) / len(real) < 0.4 or sum(len(c) for c in real) < 10:
         return None
+    if not _has_words(rows[0]) and not _has_words([row[0] for row in rows]):
+        return None  # no header text anywhere: the grid and tick labels of a plot
+    longest, total = max(len(c) for c in real), sum(len(c) for c in real)
+    if (len(rows) <= 2 and longest > 300) or (longest > 200 and longest > 0.6 * total):
+        return None  # a framed text box (or a plot frame over running text), not a table
     return rows
+
+
+def _has_words(cells: list[str]) -> bool:
+    return any(re.search(r"[^\W\d_]{3,}", cell) for cell in cells)
 
 
 def _fold_columns(texts: list[list[str | None]]) -> list[list[str | None]]:

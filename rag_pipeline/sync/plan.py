@@ -12,6 +12,7 @@ from rag_pipeline import store
 from rag_pipeline.chunking import CHUNKER_VERSION
 from rag_pipeline.cleaning.clean import CLEANER_VERSION
 from rag_pipeline.parsing import KIND_BY_SUFFIX, parser_version_for
+from rag_pipeline.parsing.detect import file_suffix
 from rag_pipeline.sources import SkippedObject, SourceObject, open_source
 from rag_pipeline.sources.base import ListingError
 from rag_pipeline.sync.context import SyncContext
@@ -105,8 +106,7 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
 
 def parser_version_for_name(uri: str) -> str:
     """The parser version a file of this name would be parsed with now ('' if unsupported)."""
-    suffix = "." + uri.rsplit(".", 1)[-1].lower() if "." in uri.rsplit("/", 1)[-1] else ""
-    kind = KIND_BY_SUFFIX.get(suffix)
+    kind = KIND_BY_SUFFIX.get(file_suffix(uri))
     return parser_version_for(kind) if kind else ""
 
 
