@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -51,9 +52,9 @@ def pg_server_url() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture
-def db_url(pg_server_url: str) -> "Iterator[str]":
-    """A fresh, migrated database per test, dropped afterwards."""
+@contextmanager
+def fresh_database(server_url: str) -> Iterator[str]:
+    """A new, migrated database on the server, dropped afterwards."""
     import uuid
 
     import psycopg
@@ -62,16 +63,25 @@ def db_url(pg_server_url: str) -> "Iterator[str]":
     from rag_pipeline import database, store
 
     name = "rp_test_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+    with psycopg.connect(server_url, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
-    params = conninfo_to_dict(pg_server_url)
+    params = conninfo_to_dict(server_url)
     params["dbname"] = name
     url = make_conninfo(**params)
     with database.connect(url) as conn:
         store.migrate(conn)
-    yield url
-    with psycopg.connect(pg_server_url, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    try:
+        yield url
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def db_url(pg_server_url: str) -> Iterator[str]:
+    """A fresh, migrated database per test."""
+    with fresh_database(pg_server_url) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

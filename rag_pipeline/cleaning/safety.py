@@ -95,6 +95,12 @@ _STRAY_JOINER = re.compile(
     f"[\u200c\u200d](?:(?<![{_JOIN_CONTEXT}][\u200c\u200d])|(?![{_JOIN_CONTEXT}]))"
 )
 
+# Any character one of the passes below could remove.
+_ANY_NEUTRALISED = re.compile(
+    "[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u200b-\u200d\u202a-\u202e\u2060-\u2069"
+    "\ufeff\u180e\ufff9-\ufffb\ufe00-\ufe0f\U000e0000-\U000e01ef]"
+)
+
 
 def neutralise_controls(text: str) -> tuple[str, int]:
     """Make `text` inert for terminals and honest for reviewers; return it and how many
@@ -109,6 +115,8 @@ def neutralise_controls(text: str) -> tuple[str, int]:
     so a clean 20 MB text costs a few tens of milliseconds.
     """
     text = _normalise_newlines(text)
+    if "\x1b" not in text and _ANY_NEUTRALISED.search(text) is None:
+        return text, 0  # the common case: one scan
     sequences = 0
     if "\x1b" in text:
         text, sequences = _ESCAPE_SEQUENCE.subn("", text)
@@ -127,32 +135,85 @@ def _normalise_newlines(text: str) -> str:
     """CRLF, CR, VT, FF, NEL, LS and PS all become "\\n"."""
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if _OTHER_NEWLINES.search(text) is None:
+        return text
     return _OTHER_NEWLINES.sub("\n", text)
 
 
 # ---------------------------------------------------------------------------------------------
-# Secret redaction: shared helpers
+# Secret redaction: shared machinery
 # ---------------------------------------------------------------------------------------------
 
 Accept = Callable[[re.Match[str], str], bool]
+Boundary = Callable[[str, int], bool]
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """One secret pattern and how to confirm a candidate.
+
+    Patterns begin with their keyword or literal prefix, never with a look-behind or a broad
+    character class, so the regex engine jumps between candidates with its fast literal search
+    instead of trying every position. Whether a candidate starts a token (`boundary`) and
+    whether the value is really a secret (`accept`) are checked afterwards, on candidates only.
+    Label rules match the case-folded text (`folded`), which is much faster than IGNORECASE.
+    """
+
+    kind: str | Callable[[re.Match[str]], str]
+    pattern: re.Pattern[str]
+    folded: bool = False
+    boundary: Boundary | None = None
+    accept: Accept | None = None
+
 
 _VALUE_GROUPS = ("dq", "sq", "bare", "v")
+_TRAILING_PUNCTUATION = ".,;`*"
 
-# Separator between a label and its value: `key: v`, `key = v`, `"key": "v"`, `key := v`,
-# `key => v`, `**Password:** v`, French `mot de passe : v` (narrow no-break space allowed).
-_SEP = r"""[*_`"']{0,3}+[ \t\u00a0\u202f]*(?::=|=>|[:=])[*_`]{0,3}+[ \t\u00a0\u202f]*"""
 
-# Not preceded by a letter: lets `DB_PASSWORD=` and `X-API-Key:` match, `dbpassword` not.
-_NO_LETTER_BEFORE = r"(?<![^\W\d_])"
-_NO_LETTER_AFTER = r"(?![^\W\d_])"
+def _fold(text: str) -> str:
+    """Lower-case `text` without moving any offset, so spans found in it apply to `text`.
 
-_NOT_REDACTED = r"(?!\[REDACTED:)"
+    U+0130 is the only character whose lower-case form has two characters; it becomes "i".
+    """
+    if "\u0130" in text:
+        text = text.replace("\u0130", "i")
+    return text.lower()
 
-_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~:]+")
+
+def _not_after(excluded: str) -> Boundary:
+    """Boundary check: the candidate must not continue a run of `excluded` characters."""
+    pattern = re.compile(f"[{excluded}]")
+
+    def starts_token(source: str, start: int) -> bool:
+        return start == 0 or pattern.match(source, start - 1) is None
+
+    return starts_token
+
+
+def _after_non_letter(source: str, start: int) -> bool:
+    """Lets `DB_PASSWORD=` and `X-Api-Key:` match but not `dbpassword`."""
+    return start == 0 or not source[start - 1].isalpha()
+
+
+def _after_non_word(source: str, start: int) -> bool:
+    return start == 0 or not (source[start - 1].isalnum() or source[start - 1] == "_")
+
+
+_after_non_alnum = _not_after("A-Za-z0-9")
+
+
+def _token_start(prefix: str, width: int, excluded: str) -> str:
+    """Regex for `prefix` (exactly `width` characters) only where it starts a token.
+
+    The look-behind sits after the literal, so the engine still searches for the literal fast,
+    and a run such as "eyJeyJeyJ..." cannot start a fresh bounded scan at every repetition:
+    only the first repetition passes the look-behind, which keeps the pass linear.
+    """
+    return prefix + "(?<![" + excluded + "]" + r"[\s\S]" * width + ")"
 
 
 def _value_span(match: re.Match[str]) -> tuple[int, int]:
-    """Span of whichever value alternative (double-quoted, single-quoted, bare) matched."""
+    """Span of whichever value alternative (double-quoted, single-quoted, bare, v) matched."""
     names = match.re.groupindex
     for name in _VALUE_GROUPS:
         if name in names and match.group(name) is not None:
@@ -160,41 +221,53 @@ def _value_span(match: re.Match[str]) -> tuple[int, int]:
     return match.span()
 
 
-def _redact_matches(
-    pattern: re.Pattern[str],
-    text: str,
-    counts: Counter[str],
-    kind: str | Callable[[re.Match[str]], str],
-    accept: Accept | None = None,
-) -> str:
-    """Replace the value part of each accepted match with a placeholder, counting per kind.
+def _trimmed_end(match: re.Match[str], text: str, start: int, end: int) -> int:
+    """A bare value loses trailing sentence punctuation ("hunter2." keeps its "."); quoted
+    values and shaped tokens are taken exactly."""
+    if "bare" in match.re.groupindex and match.group("bare") is not None:
+        while end > start and text[end - 1] in _TRAILING_PUNCTUATION:
+            end -= 1
+    return end
+
+
+def _apply_rule(rule: _Rule, text: str, counts: Counter[str]) -> str:
+    """Replace the value part of each confirmed match with a placeholder, counting per kind.
 
     Only the value is replaced: labels like `password:` or `Authorization: Bearer` stay, so the
     text still reads naturally and a reviewer can see what kind of thing was there.
     """
-
-    def replace(match: re.Match[str]) -> str:
+    source = _fold(text) if rule.folded else text
+    edits: list[tuple[int, int, str]] = []
+    for match in rule.pattern.finditer(source):
+        if rule.boundary is not None and not rule.boundary(source, match.start()):
+            continue
         start, end = _value_span(match)
-        value = match.string[start:end]
-        if accept is not None and not accept(match, value):
-            return match.group(0)
-        if "bare" in match.re.groupindex and match.group("bare") is not None:
-            end -= len(value) - len(value.rstrip(_TRAILING_PUNCTUATION))  # "hunter2." keeps its "."
-            if end <= start:
-                return match.group(0)
-        found = kind(match) if callable(kind) else kind
-        counts[found] += 1
-        whole, offset = match.group(0), match.start()
-        return whole[: start - offset] + placeholder(found) + whole[end - offset :]
-
-    return pattern.sub(replace, text)
+        if rule.accept is not None and not rule.accept(match, text[start:end]):
+            continue
+        end = _trimmed_end(match, text, start, end)
+        if end <= start:
+            continue
+        kind = rule.kind(match) if callable(rule.kind) else rule.kind
+        counts[kind] += 1
+        edits.append((start, end, placeholder(kind)))
+    return _replace_spans(text, edits)
 
 
-def _has_letter_and_digit(value: str) -> bool:
-    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+def _replace_spans(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """Apply sorted, non-overlapping (start, end, replacement) edits in one pass."""
+    if not edits:
+        return text
+    pieces: list[str] = []
+    cursor = 0
+    for start, end, replacement in edits:
+        pieces.append(text[cursor:start])
+        pieces.append(replacement)
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
-_TRAILING_PUNCTUATION = ".,;`*"
+_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~:]+")
 _PLACEHOLDER_VALUE = re.compile(r"[*_.\-x•·]+|<.*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[sd(].*|\{\{.*", re.IGNORECASE)
 _PLACEHOLDER_MARKER = re.compile(r"your|xxxx|(?<![a-z])here(?![a-z])", re.IGNORECASE)
 
@@ -209,11 +282,24 @@ def _looks_like_token(value: str) -> bool:
     """A machine-generated credential: long, no spaces, and either mixed letters and digits or
     very long. Keeps "token: a unit of text" and "secret: family recipe" untouched."""
     value = value.rstrip(_TRAILING_PUNCTUATION)
-    if len(value) < 8 or _TOKEN.fullmatch(value) is None:
+    if len(value) < 8 or _TOKEN.fullmatch(value) is None or _is_placeholder_value(value):
         return False
-    if _is_placeholder_value(value):
-        return False
-    return _has_letter_and_digit(value) or len(value) >= 20
+    has_digit = any(c.isdigit() for c in value)
+    has_letter = any(c.isalpha() for c in value)
+    return (has_digit and has_letter) or len(value) >= 20
+
+
+def _accept_token(match: re.Match[str], value: str) -> bool:
+    return _looks_like_token(value)
+
+
+# Separator between a label and its value: `key: v`, `key = v`, `"key": "v"`, `key := v`,
+# `key => v`, `**Password:** v`, French `mot de passe : v` (no-break spaces allowed).
+_SPACE = "[ \t\u00a0\u202f]"
+_SEP = rf"""[*_`"']{{0,3}}+{_SPACE}{{0,8}}+(?::=|=>|[:=])[*_`]{{0,3}}+{_SPACE}{{0,8}}+"""
+
+# Label rules run on folded text, where an earlier placeholder reads "[redacted:".
+_NOT_REDACTED = r"(?!\[(?:REDACTED|redacted):)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,35 +369,40 @@ def _find_key_footer(text: str, header: re.Match[str], limit: int) -> int | None
 
 _B64URL = r"A-Za-z0-9_\-"
 
-# Each starts only where a token starts (look-behind excludes the token's own characters), so
-# scans from different starts never overlap.
-_SHAPED_TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
+# Prefix alone identifies these; no label needed. Case-sensitive, on the original text.
+_SHAPED_TOKEN_RULES: tuple[_Rule, ...] = (
+    _Rule(
         "jwt",
         re.compile(
-            f"(?<![{_B64URL}.])eyJ[{_B64URL}]{{5,8192}}+\\.[{_B64URL}]{{5,8192}}+\\.[{_B64URL}]{{8,8192}}+"
-            f"(?![{_B64URL}])"
+            _token_start("eyJ", 3, _B64URL + ".")
+            + f"[{_B64URL}]{{5,8192}}+\\.[{_B64URL}]{{5,8192}}+\\.[{_B64URL}]{{8,8192}}+(?![{_B64URL}])"
         ),
     ),
-    (
+    _Rule(
         "github_token",
-        re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}+|github_pat_[A-Za-z0-9_]{22,251}+)(?![A-Za-z0-9_])"),
+        re.compile(
+            "(?:"
+            + _token_start("gh[pousr]_", 4, "A-Za-z0-9_")
+            + "[A-Za-z0-9]{36,251}+|"
+            + _token_start("github_pat_", 11, "A-Za-z0-9_")
+            + "[A-Za-z0-9_]{22,251}+)(?![A-Za-z0-9_])"
+        ),
     ),
-    ("slack_token", re.compile(r"(?<![A-Za-z0-9-])xox[abposr]-[A-Za-z0-9-]{10,251}+")),
-    (
-        "slack_webhook",
-        re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,200}+"),
+    _Rule("slack_token", re.compile(_token_start("xox[abposr]-", 5, "A-Za-z0-9-") + "[A-Za-z0-9-]{10,251}+")),
+    _Rule("slack_webhook", re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,200}+")),
+    _Rule("google_api_key", re.compile(_token_start("AIza", 4, _B64URL) + f"[{_B64URL}]{{35}}(?![{_B64URL}])")),
+    _Rule(
+        "stripe_key",
+        re.compile(_token_start("[sr]k_(?:live|test)_", 8, "A-Za-z0-9_") + "[A-Za-z0-9]{16,247}+(?![A-Za-z0-9_])"),
     ),
-    ("google_api_key", re.compile(r"(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])")),
-    ("stripe_key", re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,247}+(?![A-Za-z0-9_])")),
-    ("aws_access_key", re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")),
+    _Rule("aws_access_key", re.compile(_token_start("A(?:KIA|SIA)", 4, "A-Za-z0-9") + "[A-Z0-9]{16}(?![A-Za-z0-9])")),
 )
 
 
 def _redact_shaped_tokens(text: str, counts: Counter[str]) -> str:
-    """Tokens whose prefix alone identifies them; no context needed, so no label is required."""
-    for kind, pattern in _SHAPED_TOKENS:
-        text = _redact_matches(pattern, text, counts, kind)
+    """Tokens whose prefix alone identifies them (GitHub, Slack, Google, Stripe, AWS, JWT)."""
+    for rule in _SHAPED_TOKEN_RULES:
+        text = _apply_rule(rule, text, counts)
     return text
 
 
@@ -319,45 +410,58 @@ def _redact_shaped_tokens(text: str, counts: Counter[str]) -> str:
 # Secrets identified by their label (key = value, headers, URLs)
 # ---------------------------------------------------------------------------------------------
 
-_URL_CREDENTIALS = re.compile(
-    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}+://[^\s:/@?#\"'<>]{1,256}+:"
-    + _NOT_REDACTED
-    + r"(?P<v>[^\s@/?#\"'<>]{1,256}+)@"
+_URL_CREDENTIALS = _Rule(
+    "url_credentials",
+    re.compile(r"://[^\s:/@?#\"'<>]{1,256}+:" + _NOT_REDACTED + r"(?P<v>[^\s@/?#\"'<>]{1,256}+)@"),
+    boundary=lambda source, start: start > 0 and source[start - 1].isalnum(),  # after a scheme
 )
 
-_AWS_SECRET = re.compile(
-    r"(?<![A-Za-z0-9])(?:aws[_-]?secret[_-]?(?:access[_-]?)?key|secret[_-]?access[_-]?key)"
-    + _SEP
-    + r"""["']?(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""",
-    re.IGNORECASE,
+_AWS_SECRET = _Rule(
+    "aws_secret_key",
+    re.compile(
+        r"(?:aws[_-]?secret[_-]?(?:access[_-]?)?key|secret[_-]?access[_-]?key)(?![a-z0-9])"
+        + _SEP
+        + r"""["']?(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+=])"""
+    ),
+    folded=True,
+    boundary=_after_non_alnum,
 )
 
-_BEARER_VALUE = r"(?P<v>[A-Za-z0-9._~+/=-]{8,4096}+)"
-_AUTHORIZATION = re.compile(
-    r"(?<![A-Za-z])(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
-    r"(?:(?:bearer|basic|token|bot|apikey)[ \t]+)?" + _NOT_REDACTED + _BEARER_VALUE,
-    re.IGNORECASE,
+_BEARER_VALUE = _NOT_REDACTED + r"(?P<v>[a-z0-9._~+/=-]{8,4096}+)"
+_AUTHORIZATION = _Rule(
+    "token",
+    re.compile(
+        r"(?:proxy-authorization|authorization)[\"']?[ \t]{0,8}+[:=][ \t]{0,8}+[\"']?"
+        r"(?:(?:bearer|basic|token|bot|apikey)[ \t]{1,8}+)?" + _BEARER_VALUE
+    ),
+    folded=True,
+    boundary=_after_non_letter,
+    accept=_accept_token,
 )
-_BEARER = re.compile(r"(?<![A-Za-z])bearer[ \t]+" + _NOT_REDACTED + _BEARER_VALUE, re.IGNORECASE)
+_BEARER = _Rule(
+    "token",
+    re.compile(r"bearer[ \t]{1,8}+" + _BEARER_VALUE),
+    folded=True,
+    boundary=_after_non_letter,
+    accept=_accept_token,
+)
 
-_GENERIC_LABEL = (
-    r"api[ _-]?key|apikey|api[_-]?token|api[_-]?secret|access[_-]?token|auth[_-]?token"
-    r"|refresh[_-]?token|id[_-]?token|private[_-]?token|client[_-]?secret|app[_-]?secret"
-    r"|secret[_-]?key|secret|token"
+# Every alternative starts with a literal, so the engine can skip to candidates quickly.
+_GENERIC_LABEL = "|".join(
+    [r"api[ _-]?(?:key|token|secret)", "apikey"]
+    + [prefix + r"[_-]?token" for prefix in ("access", "auth", "refresh", "id", "private", "session")]
+    + [prefix + r"[_-]?secret" for prefix in ("client", "app")]
+    + [r"secret[_-]?key", "secret", "token"]
 )
 _GENERIC_VALUE = (
     _NOT_REDACTED
     + r"""(?:"(?P<dq>[^"\s]{1,1024}+)"|'(?P<sq>[^'\s]{1,1024}+)'|(?P<bare>[^\s"'<>()\[\]{},;|]{1,1024}+))"""
 )
-_GENERIC_ASSIGNMENT = re.compile(
-    r"(?<![A-Za-z0-9])(?P<label>" + _GENERIC_LABEL + r")(?![A-Za-z0-9])" + _SEP + _GENERIC_VALUE,
-    re.IGNORECASE,
-)
 
 
 def _generic_kind(match: re.Match[str]) -> str:
     """api_key / secret / token, from the label the value was assigned to."""
-    label = match.group("label").lower()
+    label = match.group("label")
     if "secret" in label:
         return "secret"
     if "key" in label:
@@ -365,100 +469,115 @@ def _generic_kind(match: re.Match[str]) -> str:
     return "token"
 
 
-def _accept_token(match: re.Match[str], value: str) -> bool:
-    return _looks_like_token(value)
+_GENERIC_ASSIGNMENT = _Rule(
+    _generic_kind,
+    re.compile(r"(?P<label>" + _GENERIC_LABEL + r")(?![a-z0-9])" + _SEP + _GENERIC_VALUE),
+    folded=True,
+    boundary=_after_non_alnum,
+    accept=_accept_token,
+)
+
+_LABELLED_RULES = (_URL_CREDENTIALS, _AWS_SECRET, _AUTHORIZATION, _BEARER, _GENERIC_ASSIGNMENT)
 
 
 def _redact_labelled(text: str, counts: Counter[str]) -> str:
     """Credentials recognised by what they are assigned to rather than by their own shape."""
-    if "://" in text:
-        text = _redact_matches(_URL_CREDENTIALS, text, counts, "url_credentials")
-    text = _redact_matches(_AWS_SECRET, text, counts, "aws_secret_key")
-    text = _redact_matches(_AUTHORIZATION, text, counts, "token", _accept_token)
-    text = _redact_matches(_BEARER, text, counts, "token", _accept_token)
-    return _redact_matches(_GENERIC_ASSIGNMENT, text, counts, _generic_kind, _accept_token)
+    for rule in _LABELLED_RULES:
+        text = _apply_rule(rule, text, counts)
+    return text
 
 
 # ---------------------------------------------------------------------------------------------
 # Passwords (multilingual labels; the value is redacted, the label kept)
 # ---------------------------------------------------------------------------------------------
 
+# Lower-case: matched against folded text.
 _PASSWORD_LABEL = (
-    r"pass(?:word|wd|wort|phrase|code)s?|pwd|kennw[oö]rt(?:er)?|mot(?:s)?[ \t\u00a0]de[ \t\u00a0]passe|mdp"
-    r"|heslo|hesla|hasło|contrase[ñn]a|wachtwoord|senha|lösenord|salasana|adgangskode|пароль|jelszó"
-)
-_PASSWORD = re.compile(
-    _NO_LETTER_BEFORE
-    + r"(?P<label>"
-    + _PASSWORD_LABEL
-    + r")"
-    + _NO_LETTER_AFTER
-    + r"(?:[ \t]*\([^()\n]{0,40}+\))?"  # "Passwort (Produktion): ..."
-    + _SEP
-    + _NOT_REDACTED
-    + r"""(?:"(?P<dq>[^"\n]{1,256}+)"|'(?P<sq>[^'\n]{1,256}+)'|(?P<bare>[^\s"']{1,256}+))""",
-    re.IGNORECASE,
+    r"pass(?:word|wd|wort|phrase|code)s?|pwd|kennw[oö]rt(?:er)?|mots?[ \t\u00a0]de[ \t\u00a0]passe|mdp"
+    r"|hesl[oa]|hasło|contrase[ñn]a|wachtwoord|senha|lösenord|salasana|adgangskode|пароль|jelszó"
 )
 
 # Words that fill a password field in documentation without being a password.
 _NOT_A_PASSWORD = frozenset(
     """none null nil n/a na empty required optional unknown unset same see below above hidden
-    redacted true false yes no keins keine leer aucun aucune vide žádné nic nutné povinné""".split()
+    redacted true false yes no keins keine leer aucun aucune vide žádné nic""".split()
 )
 
 
-def _accept_password(match: re.Match[str], value: str) -> bool:
-    """Decide whether a bare word after `password:` is a password rather than prose.
+def _rest_of_line_is_blank(text: str, position: int) -> bool:
+    """True when nothing but spaces follows `position` on its line (bounded look-ahead)."""
+    end = text.find("\n", position, position + 256)
+    if end < 0:
+        end = min(len(text), position + 256)
+        if end < len(text):
+            return False
+    return text[position:end].strip() == ""
 
-    Quoted values are always accepted. A bare value is accepted when it looks machine-made or
-    deliberately chosen (digit, symbol or inner capital) or when it is the whole rest of the
-    line ("Heslo: tajne"). "Password: must be 12 characters" keeps its text.
+
+def _accept_password(match: re.Match[str], value: str) -> bool:
+    """Decide whether the value after `password:` is a password rather than prose.
+
+    Quoted values are always accepted. A bare value is accepted when it looks chosen (digit,
+    symbol or inner capital) or when it is the whole rest of the line ("Heslo: tajne").
+    "Password: must be 12 characters" keeps its text.
     """
     if match.group("bare") is None:
         return True
     word = value.rstrip(_TRAILING_PUNCTUATION)
     if not word or _is_placeholder_value(word) or word.lower() in _NOT_A_PASSWORD:
         return False
-    if match.group("label").lower() == "pwd" and word[0] in "/~":
+    if match.group("label") == "pwd" and word[0] in "/~":
         return False  # PWD=/home/user is a working directory
     if any(not (c.isalpha() or c in "-'’") for c in word) or any(c.isupper() for c in word[1:]):
-        return True  # digits, symbols or an inner capital: chosen, not prose ("must-have" is prose)
+        return True
     return _rest_of_line_is_blank(match.string, match.end())
 
 
-def _rest_of_line_is_blank(text: str, position: int) -> bool:
-    """True when nothing but spaces follows `position` on its line (bounded look-ahead)."""
-    end = text.find("\n", position, position + 256)
-    tail = text[position : end if end >= 0 else position + 256]
-    return tail.strip() == "" and (end >= 0 or position + 256 >= len(text))
+_PASSWORD = _Rule(
+    "password",
+    re.compile(
+        r"(?P<label>"
+        + _PASSWORD_LABEL
+        + r")(?![^\W\d_])"
+        + r"(?:[ \t]{0,4}+\([^()\n]{0,40}+\))?"  # "Passwort (Produktion): ..."
+        + _SEP
+        + _NOT_REDACTED
+        + r"""(?:"(?P<dq>[^"\n]{1,256}+)"|'(?P<sq>[^'\n]{1,256}+)'|(?P<bare>[^\s"']{1,256}+))"""
+    ),
+    folded=True,
+    boundary=_after_non_letter,
+    accept=_accept_password,
+)
 
 
 def _redact_passwords(text: str, counts: Counter[str]) -> str:
     """`password: hunter2`, `Passwort: ...`, `mot de passe : ...`, `heslo: ...` and relatives."""
-    return _redact_matches(_PASSWORD, text, counts, "password", _accept_password)
+    return _apply_rule(_PASSWORD, text, counts)
 
 
 # Markdown tables (the parser emits tables as GitHub-flavoured Markdown): a column headed
 # "Password"/"Passwort"/"Heslo"... has its cells redacted; `| Password | value |` rows too.
-_TABLE_PASSWORD_HEADER = re.compile(r"\|[ \t]*(?:" + _PASSWORD_LABEL + r")[ \t]*\|", re.IGNORECASE)
-_TABLE_SEPARATOR = re.compile(r"\|?[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:?[ \t]*)*\|?[ \t]*")
-_PASSWORD_CELL = re.compile(r"(?:" + _PASSWORD_LABEL + r")", re.IGNORECASE)
+_TABLE_PASSWORD_CELL = re.compile(r"\|[ \t]{0,64}+(?:" + _PASSWORD_LABEL + r")[ \t]{0,64}+\|")
+_PASSWORD_CELL = re.compile(_PASSWORD_LABEL)
+_TABLE_SEPARATOR = re.compile(r"\|?[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:?[ \t]*)*\|?")
 _MAX_TABLE_LINE = 4096
 
 
 def _redact_password_tables(text: str, counts: Counter[str]) -> str:
     """Redact password columns and `| Password | x |` rows in Markdown tables.
 
-    Only lines of tables whose header names a password column are split into cells, so the
-    cost is proportional to those tables, not to the document.
+    Only tables whose header names a password column are split into cells, so the cost is
+    proportional to those tables, not to the document.
     """
-    if _TABLE_PASSWORD_HEADER.search(text) is None:
+    folded = _fold(text)
+    if _TABLE_PASSWORD_CELL.search(folded) is None:
         return text
     lines = text.split("\n")
+    folded_lines = folded.split("\n")
     index = 0
     while index < len(lines):
-        line = lines[index]
-        if len(line) <= _MAX_TABLE_LINE and _TABLE_PASSWORD_HEADER.search(line):
+        line = folded_lines[index]
+        if len(line) <= _MAX_TABLE_LINE and _TABLE_PASSWORD_CELL.search(line):
             index = _redact_table_from(lines, index, counts)
         else:
             index += 1
@@ -477,30 +596,28 @@ def _join_cells(cells: list[str]) -> str:
 
 
 def _redact_table_from(lines: list[str], index: int, counts: Counter[str]) -> int:
-    """Handle one table whose line `index` mentions a password cell; return the next line to scan."""
+    """Handle the table row at `index` naming a password cell; return the next line to scan."""
     cells = _split_cells(lines[index])
-    columns = [i for i, cell in enumerate(cells) if _PASSWORD_CELL.fullmatch(cell.strip())]
-    is_header = index + 1 < len(lines) and _TABLE_SEPARATOR.fullmatch(lines[index + 1].strip()) is not None
-    if not is_header:
-        # key/value row: | Password | s3cret |
-        changed = False
-        for column in columns:
-            if column + 1 < len(cells) and _redact_cell(cells, column + 1, counts):
-                changed = True
-        if changed:
+    columns = [i for i, cell in enumerate(cells) if _PASSWORD_CELL.fullmatch(_fold(cell.strip()))]
+    following = lines[index + 1].strip() if index + 1 < len(lines) else ""
+    if len(following) > _MAX_TABLE_LINE or _TABLE_SEPARATOR.fullmatch(following) is None:
+        # a key/value row: | Password | s3cret |
+        redacted = [_redact_cell(cells, column + 1, counts) for column in columns if column + 1 < len(cells)]
+        if any(redacted):
             lines[index] = _join_cells(cells)
         return index + 1
     row = index + 2
     while row < len(lines) and lines[row].lstrip().startswith("|") and len(lines[row]) <= _MAX_TABLE_LINE:
         row_cells = _split_cells(lines[row])
-        if any([_redact_cell(row_cells, column, counts) for column in columns if column < len(row_cells)]):
+        redacted = [_redact_cell(row_cells, column, counts) for column in columns if column < len(row_cells)]
+        if any(redacted):
             lines[row] = _join_cells(row_cells)
         row += 1
     return row
 
 
 def _redact_cell(cells: list[str], column: int, counts: Counter[str]) -> bool:
-    """Replace one non-empty, not-yet-redacted cell; keep its padding so the table still aligns."""
+    """Replace one non-empty, not-yet-redacted cell."""
     value = cells[column].strip()
     if not value or value.startswith(PLACEHOLDER_PREFIX) or _is_placeholder_value(value):
         return False
@@ -515,30 +632,35 @@ def _redact_cell(cells: list[str], column: int, counts: Counter[str]) -> bool:
 # 2FA / MFA recovery codes
 # ---------------------------------------------------------------------------------------------
 
-_RECOVERY_LABEL = re.compile(
-    r"(?<!\w)(?:"
-    # English / German compounds: "backup codes", "2FA recovery codes", "Backup-Codes",
-    # "Wiederherstellungscodes", "Notfallcodes", Dutch "herstelcodes"
-    r"(?:(?:2fa|mfa|two[- ]factor|2-step|one[- ]time)[ \t-])?"
-    r"(?:recovery|backup|back-up|emergency|scratch|rescue|wiederherstellungs|sicherungs|notfall|ersatz|herstel)"
-    r"[ \t-]?(?:codes?|kodes?)"
+_RECOVERY_COMPOUND_PREFIXES = (
+    "recovery", "backup", "back-up", "emergency", "scratch", "rescue",  # English
+    "wiederherstellungs", "sicherungs", "notfall", "ersatz",  # German ("Backup-Codes" via "backup")
+    "herstel",  # Dutch
+)  # fmt: skip
+_RECOVERY_LABEL_ALTERNATIVES = [
+    # "backup codes", "2FA recovery codes", "Backup-Codes", "Wiederherstellungscodes", "herstelcodes"
+    *(prefix + r"[ \t-]?(?:codes?|kodes?)" for prefix in _RECOVERY_COMPOUND_PREFIXES),
     # French: "codes de récupération", "codes de secours", "codes de sauvegarde"
-    r"|codes?[ \t\u00a0]+(?:de[ \t\u00a0]+)?(?:r[ée]cup[ée]ration|secours|sauvegarde)"
+    r"codes?[ \t\u00a0]{1,4}+(?:de[ \t\u00a0]{1,4}+)?(?:r[ée]cup[ée]ration|secours|sauvegarde)",
     # Czech: "záložní kódy", "kódy pro obnovení", "obnovovací kódy", "záchranné kódy"
-    r"|z[áa]lo[žz]n[íi](?:ch)?[ \t]+k[óo]d(?:y|ů)?|k[óo]d(?:y|ů)?[ \t]+(?:pro|k)[ \t]+obnov(?:en[íi]|u)"
-    r"|obnovovac[íi](?:ch)?[ \t]+k[óo]d(?:y|ů)?|z[áa]chrann[ée][ \t]+k[óo]dy?"
+    r"z[áa]lo[žz]n[íi](?:ch)?[ \t]{1,4}+k[óo]d(?:y|ů)?",
+    r"k[óo]d(?:y|ů)?[ \t]{1,4}+(?:pro|k)[ \t]{1,4}+obnov(?:en[íi]|u)",
+    r"obnovovac[íi](?:ch)?[ \t]{1,4}+k[óo]d(?:y|ů)?",
+    r"z[áa]chrann[ée][ \t]{1,4}+k[óo]dy?",
     # Spanish, Italian, Polish
-    r"|c[óo]digos?[ \t]+de[ \t]+(?:recuperaci[óo]n|respaldo)|codici[ \t]+di[ \t]+(?:backup|recupero|emergenza)"
-    r"|kody?[ \t]+(?:zapasowe|odzyskiwania|awaryjne)"
-    r")(?!\w)",
-    re.IGNORECASE,
-)
+    r"c[óo]digos?[ \t]{1,4}+de[ \t]{1,4}+(?:recuperaci[óo]n|respaldo)",
+    r"codici[ \t]{1,4}+di[ \t]{1,4}+(?:backup|recupero|emergenza)",
+    r"kody?[ \t]{1,4}+(?:zapasowe|odzyskiwania|awaryjne)",
+]
+# Lower-case, matched against folded text; every alternative starts with a literal so the
+# engine skips quickly to candidates.
+_RECOVERY_LABEL = re.compile("(?:" + "|".join(_RECOVERY_LABEL_ALTERNATIVES) + r")(?!\w)")
 
 # One whitespace-separated token; "1234 5678" (Google style) is read as one token.
 _LINE_TOKEN = re.compile(r"(?<!\S)\d{4} \d{4}(?!\S)|\S+")
 _CODE_SHAPE = re.compile(r"\d{4} \d{4}|[A-Za-z0-9]{4,16}(?:-[A-Za-z0-9]{2,16}){0,5}")
-_DATE_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{2}-\d{2}-\d{4}|\d{1,2}:\d{2}")
-_NEUTRAL_TOKEN = re.compile(r"\d{1,3}[.):]|[-*•·–—|>]|\[[ xX]\]|\(?\d{1,3}\)")
+_DATE_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{2}-\d{2}-\d{4}")
+_NEUTRAL_TOKEN = re.compile(r"\d{1,3}[.):]|[-*•·–—|>]|\[[ xX]\]|\(\d{1,3}\)")
 _TOKEN_TRIM = "()[],;.:\"'`*"
 
 _MAX_CODE_LINES = 20
@@ -562,8 +684,8 @@ def _is_recovery_code(token: str) -> bool:
     return "-" in token and compact.isupper()
 
 
-def _code_spans(text: str, start: int, end: int) -> tuple[list[tuple[int, int]], bool]:
-    """Spans of codes in text[start:end] and whether the segment is a code line.
+def _code_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Spans of the codes in text[start:end] if it is a code line, else nothing.
 
     A code line is one where code-shaped tokens are at least as many as other words, ignoring
     numbering and bullets: "1. 8f3k-29dj  2. 4kd8-2k3d" is, "Store these somewhere safe" is not.
@@ -572,39 +694,42 @@ def _code_spans(text: str, start: int, end: int) -> tuple[list[tuple[int, int]],
     others = 0
     for match in _LINE_TOKEN.finditer(text, start, end):
         token = match.group(0)
-        if _NEUTRAL_TOKEN.fullmatch(token):
-            continue
         trimmed = token.strip(_TOKEN_TRIM)
-        if not trimmed:
-            continue  # a lone ":" or "*" is layout, not a word
+        if not trimmed or _NEUTRAL_TOKEN.fullmatch(token):
+            continue  # numbering, bullets, a lone ":" are layout, not words
         if _is_recovery_code(trimmed):
             offset = match.start() + token.index(trimmed)
             spans.append((offset, offset + len(trimmed)))
         else:
             others += 1
-    is_code_line = bool(spans) and len(spans) >= others
-    return (spans if is_code_line else []), is_code_line
+    return spans if spans and len(spans) >= others else []
+
+
+def _find_recovery_label(folded: str, start: int, end: int | None = None) -> re.Match[str] | None:
+    """Next label in folded[start:end] that starts a word."""
+    end = len(folded) if end is None else end
+    while (label := _RECOVERY_LABEL.search(folded, start, end)) is not None:
+        if _after_non_word(folded, label.start()):
+            return label
+        start = label.start() + 1
+    return None
 
 
 def _line_end(text: str, start: int) -> int:
-    """End of the line starting at `start`, looking at most a bit past the line-length cap."""
+    """End of the line starting at `start`, looking at most just past the line-length cap."""
     end = text.find("\n", start, start + _MAX_CODE_LINE + 1)
-    if end < 0:
-        end = min(len(text), start + _MAX_CODE_LINE + 1)
-    return end
+    return end if end >= 0 else min(len(text), start + _MAX_CODE_LINE + 1)
 
 
-def _recovery_block(text: str, label: re.Match[str]) -> tuple[list[tuple[int, int]], int]:
+def _recovery_block(text: str, folded: str, label: re.Match[str]) -> tuple[list[tuple[int, int]], int]:
     """Code spans in the block after one label, and where scanning may resume.
 
     The block is the rest of the label's line plus up to 20 lines; it ends at a blank line once
     codes were seen, at an over-long line, or at a line holding another label (which then
-    starts its own block). Bounded per label, and labels never rescan each other's lines.
+    starts its own block). Work per label is bounded and labels never rescan each other's lines.
     """
-    spans: list[tuple[int, int]] = []
     line_end = _line_end(text, label.end())
-    found, _ = _code_spans(text, label.end(), line_end)
-    spans.extend(found)
+    spans = _code_spans(text, label.end(), line_end)
     position, blanks = line_end + 1, 0
     for _ in range(_MAX_CODE_LINES):
         if position >= len(text):
@@ -618,37 +743,26 @@ def _recovery_block(text: str, label: re.Match[str]) -> tuple[list[tuple[int, in
                 break
             position = end + 1
             continue
-        if _RECOVERY_LABEL.search(text, position, end):
+        if _find_recovery_label(folded, position, end) is not None:
             return spans, position
-        found, _ = _code_spans(text, position, end)
-        spans.extend(found)
+        spans.extend(_code_spans(text, position, end))
         position = end + 1
     return spans, max(label.end(), min(position, len(text)))
 
 
 def _redact_recovery_codes(text: str, counts: Counter[str]) -> str:
     """Redact the codes listed after a "recovery codes" / "Backup-Codes" / "záložní kódy" label."""
+    folded = _fold(text)
     spans: list[tuple[int, int]] = []
     position = 0
-    while (label := _RECOVERY_LABEL.search(text, position)) is not None:
-        found, position = _recovery_block(text, label)
+    while (label := _find_recovery_label(folded, position)) is not None:
+        found, position = _recovery_block(text, folded, label)
         spans.extend(found)
     if not spans:
         return text
     counts["recovery_code"] += len(spans)
-    return _replace_spans(text, spans, placeholder("recovery_code"))
-
-
-def _replace_spans(text: str, spans: list[tuple[int, int]], replacement: str) -> str:
-    """Replace sorted, non-overlapping spans in one pass."""
-    pieces: list[str] = []
-    cursor = 0
-    for start, end in spans:
-        pieces.append(text[cursor:start])
-        pieces.append(replacement)
-        cursor = end
-    pieces.append(text[cursor:])
-    return "".join(pieces)
+    replacement = placeholder("recovery_code")
+    return _replace_spans(text, [(start, end, replacement) for start, end in spans])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -672,45 +786,54 @@ IBAN_LENGTHS: dict[str, int] = {
 
 
 def _iban_pattern() -> re.Pattern[str]:
-    """One alternative per IBAN length: `(?:DE|GB|...)\\d{2}` then exactly n-4 BBAN characters,
-    each optionally preceded by one space (printed IBANs come in groups of four)."""
-    by_length: dict[int, list[str]] = {}
+    """Per country: code, two check digits, then exactly length-4 BBAN characters, each
+    optionally preceded by one space (printed IBANs come in groups of four).
+
+    Alternatives are grouped by first letter (`D(?:E...|K...)|G(?:B...)...`) so that every
+    top-level alternative starts with a literal and the engine skips non-candidates quickly.
+    """
+    by_letter: dict[str, list[str]] = {}
     for country, length in sorted(IBAN_LENGTHS.items()):
-        by_length.setdefault(length, []).append(country)
-    branches = [
-        f"(?:{'|'.join(countries)})[0-9]{{2}}(?:[ \u00a0]?[A-Z0-9]){{{length - 4}}}"
-        for length, countries in sorted(by_length.items())
-    ]
-    return re.compile(f"(?<![A-Za-z0-9])(?:{'|'.join(branches)})(?![A-Za-z0-9])")
-
-
-_IBAN = _iban_pattern()
+        bban = f"(?:[ \u00a0]?[A-Z0-9]){{{length - 4}}}"
+        by_letter.setdefault(country[0], []).append(f"{country[1]}[0-9]{{2}}{bban}")
+    branches = [f"{letter}(?:{'|'.join(rest)})" for letter, rest in by_letter.items()]
+    return re.compile(f"(?:{'|'.join(branches)})(?![A-Za-z0-9])")
 
 
 def iban_is_valid(candidate: str) -> bool:
     """ISO 13616 check: known country and length, then mod 97 of the rearranged number is 1."""
-    compact = re.sub(r"[ \u00a0]", "", candidate).upper()
-    if IBAN_LENGTHS.get(compact[:2]) != len(compact) or not compact.isalnum() or not compact.isascii():
+    compact = candidate.replace(" ", "").replace("\u00a0", "").upper()
+    if IBAN_LENGTHS.get(compact[:2]) != len(compact) or not (compact.isascii() and compact.isalnum()):
         return False
     rearranged = compact[4:] + compact[:4]
-    digits = "".join(str(int(c, 36)) for c in rearranged)
-    return int(digits) % 97 == 1
+    return int("".join(str(int(char, 36)) for char in rearranged)) % 97 == 1
+
+
+_IBAN = _Rule(
+    "iban",
+    _iban_pattern(),
+    boundary=_after_non_alnum,
+    accept=lambda match, value: iban_is_valid(value),
+)
 
 
 def _redact_ibans(text: str, counts: Counter[str]) -> str:
     """Only checksum-valid IBANs go: "IBAN format explained" and typos stay readable."""
-    return _redact_matches(_IBAN, text, counts, "iban", lambda match, value: iban_is_valid(value))
+    return _apply_rule(_IBAN, text, counts)
 
 
 # ---------------------------------------------------------------------------------------------
 # Payment cards (Luhn validated, brand prefix and length checked)
 # ---------------------------------------------------------------------------------------------
 
-# Starts at a digit that does not continue a number, word, decimal or phone number; the
-# number may not run on ("4111 1111 1111 1111 2222" is something else).
-_CARD = re.compile(r"(?<![A-Za-z0-9_.,+/])(?<![0-9][ -])[2-6][0-9]{3}(?:[ -]?[0-9]){9,15}(?![ -]?[0-9])")
+# Starts at a digit that does not continue a number, word, decimal or phone number ("+49..."),
+# and may not run on ("4111 1111 1111 1111 2222" is something else). The look-behinds sit
+# after the first digit so the engine still skips non-digits quickly.
+_CARD_PATTERN = re.compile(
+    r"[2-6](?<![A-Za-z0-9_.,+/][2-6])(?<![0-9][ -][2-6])[0-9]{3}(?:[ -]?[0-9]){9,15}(?![ -]?[0-9])"
+)
 
-# (first digits range, allowed lengths) for brands that issue 13-19 digit PANs.
+# (first-digits range, allowed lengths) for brands that issue 13-19 digit numbers.
 _CARD_BRANDS: tuple[tuple[int, int, frozenset[int]], ...] = (
     (4, 4, frozenset({13, 16, 19})),  # Visa
     (51, 55, frozenset({16})),  # Mastercard
@@ -734,7 +857,7 @@ _CARD_BRANDS: tuple[tuple[int, int, frozenset[int]], ...] = (
 
 
 def luhn_is_valid(digits: str) -> bool:
-    """Luhn (mod 10) checksum, as printed on every payment card number."""
+    """Luhn (mod 10) checksum, as carried by every payment card number."""
     total = 0
     for position, char in enumerate(reversed(digits)):
         value = int(char)
@@ -754,16 +877,17 @@ def _card_brand_matches(digits: str) -> bool:
 
 
 def _card_grouping_ok(candidate: str) -> bool:
-    """Separators, if any, are one kind and group as cards are printed: 4-4-4-4(-n), 4-6-5, 4-6-4."""
+    """Separators, if any, are one kind and group as cards are printed: 4-4-4-4(-n), 4-6-5, 4-6-4.
+    Phone numbers ("0170 123 4567 89") and ISBNs group differently."""
     separators = {c for c in candidate if c in " -"}
     if not separators:
         return True
     if len(separators) > 1:
         return False
-    groups = [len(g) for g in candidate.split(separators.pop())]
+    groups = [len(group) for group in candidate.split(separators.pop())]
     if groups in ([4, 6, 5], [4, 6, 4]):
         return True
-    return all(g == 4 for g in groups[:-1]) and 1 <= groups[-1] <= 4 and len(groups) >= 4
+    return len(groups) >= 4 and all(g == 4 for g in groups[:-1]) and 1 <= groups[-1] <= 4
 
 
 def _accept_card(match: re.Match[str], value: str) -> bool:
@@ -771,9 +895,12 @@ def _accept_card(match: re.Match[str], value: str) -> bool:
     return _card_grouping_ok(value) and _card_brand_matches(digits) and luhn_is_valid(digits)
 
 
+_CARD = _Rule("payment_card", _CARD_PATTERN, accept=_accept_card)
+
+
 def _redact_cards(text: str, counts: Counter[str]) -> str:
     """Luhn-valid numbers with a plausible brand prefix; order and invoice numbers stay."""
-    return _redact_matches(_CARD, text, counts, "payment_card", _accept_card)
+    return _apply_rule(_CARD, text, counts)
 
 
 # ---------------------------------------------------------------------------------------------

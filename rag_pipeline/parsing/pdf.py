@@ -791,8 +791,10 @@ def _may_hold_ruled_table(page: pymupdf.Page) -> bool:
                 _add_edge(item[1][0], item[1][1], item[2][0], item[2][1], horizontal, vertical)
             elif item[0] in ("re", "qu"):
                 r = pymupdf.Rect(item[1]) if item[0] == "re" else pymupdf.Quad(item[1]).rect
-                for a, b, c, d in ((r.x0, r.y0, r.x1, r.y0), (r.x0, r.y1, r.x1, r.y1), (r.x0, r.y0, r.x0, r.y1), (r.x1, r.y0, r.x1, r.y1)):
-                    _add_edge(a, b, c, d, horizontal, vertical)
+                _add_edge(r.x0, r.y0, r.x1, r.y0, horizontal, vertical)  # the four sides
+                _add_edge(r.x0, r.y1, r.x1, r.y1, horizontal, vertical)
+                _add_edge(r.x0, r.y0, r.x0, r.y1, horizontal, vertical)
+                _add_edge(r.x1, r.y0, r.x1, r.y1, horizontal, vertical)
     if len(horizontal) < 2 or len(vertical) < 2:
         return False
     if len(horizontal) * len(vertical) > 40_000:
@@ -954,7 +956,8 @@ def _levels_from_numbers(entries: list[tuple[int, str, int]]) -> list[tuple[int,
     depths = []
     for _, title, _ in entries:
         match = _SECTION_NO_RE.match(title)
-        depths.append(len(re.split(r"[.\-]", match.group(1))) if match and any(c.isdigit() for c in match.group(1)) else None)
+        has_number = match is not None and any(c.isdigit() for c in match.group(1))
+        depths.append(len(re.split(r"[.\-]", match.group(1))) if has_number else None)
     numbered = [d for d in depths if d]
     if len(numbered) < len(entries) / 2:
         return entries

@@ -1,0 +1,175 @@
+"""The CLI contract of DESIGN.md, which other tools script against: commands, --json shapes,
+exit codes, and clear errors for bad arguments and bad input files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import DEMO_DIR, fresh_database, write_config
+from helpers import run_cli, sync
+
+POLICY = "policies/travel-policy.pdf"
+
+
+@pytest.fixture(scope="module")
+def index(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> "tuple[Path, Path]":
+    """One demo index with two versions of the travel policy, shared by the read-only tests."""
+    root = tmp_path_factory.mktemp("cli")
+    docs = root / "docs"
+    shutil.copytree(DEMO_DIR / "docs", docs)
+    saved = os.environ.pop("DAGSTER_HOME", None)
+    with fresh_database(pg_server_url) as url:
+        config = write_config(root, url, docs=docs, eval_set=DEMO_DIR / "eval.yaml")
+        from rag_pipeline import cli
+
+        assert cli.main(["sync", "--config", str(config), "--json"]) == 0
+        (root / "between").write_text(_now())
+        shutil.copy(DEMO_DIR / "versions" / "travel-policy.v2.pdf", docs / POLICY)
+        assert cli.main(["sync", "--config", str(config), "--json"]) == 0
+        yield config, root
+    if saved is not None:
+        os.environ["DAGSTER_HOME"] = saved
+
+
+def _now() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).isoformat()
+
+
+def test_history_lists_every_version(capsys, index) -> None:
+    config, _ = index
+    code, data = run_cli(capsys, "history", POLICY, "--config", str(config))
+    assert code == 0
+    rows = data["versions"]
+    assert [(v["version_no"], v["status"]) for v in rows] == [(1, "superseded"), (2, "live")]
+    assert rows[0]["valid_to"] == rows[1]["valid_from"]
+    assert rows[0]["acl_groups"] == ["all-staff"] and rows[0]["checksum"].startswith("sha256:")
+    assert rows[0]["model_name"] == "all-MiniLM-L6-v2" and rows[0]["run_id"] != rows[1]["run_id"]
+    # accepted with the source prefix too
+    assert run_cli(capsys, "history", "larkspur/" + POLICY, "--config", str(config))[1]["versions"] == rows
+
+
+def test_show_gives_a_versions_chunks_in_order_for_audits(capsys, index) -> None:
+    config, root = index
+    code, v1 = run_cli(capsys, "show", POLICY, "--version", "1", "--config", str(config))
+    assert code == 0 and v1["version"]["version_no"] == 1
+    ords = [c["ord"] for c in v1["chunks"]]
+    assert ords == sorted(ords) and len(ords) > 3
+    assert all(c["char_end"] > c["char_start"] for c in v1["chunks"])
+    text1 = " ".join(c["text"] for c in v1["chunks"])
+    assert "finance director" not in text1
+    _, as_of = run_cli(capsys, "show", POLICY, "--as-of", (root / "between").read_text(), "--config", str(config))
+    assert as_of["version"]["version_no"] == 1
+    _, live = run_cli(capsys, "show", POLICY, "--config", str(config))
+    assert live["version"]["version_no"] == 2 and "finance director" in " ".join(c["text"] for c in live["chunks"])
+
+
+def test_search_is_logged_for_replay(capsys, index) -> None:
+    config, _ = index
+    code, data = run_cli(capsys, "search", "per diem in Berlin", "--groups", "all-staff", "-k", "2", "--config", str(config))
+    assert code == 0 and len(data["results"]) == 2
+    from rag_pipeline.config import load_config
+    from helpers import query
+
+    url = load_config(config).database_url
+    logged = query(url, "SELECT query, groups, k, results FROM search_log ORDER BY id DESC LIMIT 1")[0]
+    assert logged[0] == "per diem in Berlin" and logged[1] == ["all-staff"] and logged[2] == 2
+    assert [r["chunk_id"] for r in logged[3]] == [r["chunk_id"] for r in data["results"]]
+
+
+def test_batch_search_answers_each_line_and_reports_broken_lines(capsys, index, tmp_path: Path) -> None:
+    config, root = index
+    lines = [
+        json.dumps({"id": "a", "query": "Who approves a business trip abroad?"}),
+        "{not json",
+        json.dumps({"id": "b", "query": "salary of a warehouse manager", "groups": ["hr"]}),
+        json.dumps({"id": "c", "query": "approval of trips", "as_of": (root / "between").read_text()}),
+        json.dumps({"id": "d", "query": 42}),
+        json.dumps({"id": "e", "query": "x", "as_of": "yesterday-ish"}),
+    ]
+    path = tmp_path / "q.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    code, out = run_cli(capsys, "search", "--queries", str(path), "--groups", "all-staff", "--config", str(config))
+    assert code == 1  # some lines failed; every line still got its answer line
+    assert [o.get("id") for o in out] == ["a", None, "b", "c", "d", "e"]
+    assert out[0]["results"][0]["uri"] == POLICY
+    assert "q.jsonl:2" in out[1]["error"]
+    assert out[2]["results"][0]["uri"] == "hr/salaries-2026.pdf"
+    assert all(r["version"] == 1 for r in out[3]["results"] if r["uri"] == POLICY)
+    assert "string 'query'" in out[4]["error"] and "ISO 8601" in out[5]["error"]
+
+
+def test_eval_reports_metrics_per_case_and_rankings(capsys, index) -> None:
+    config, _ = index
+    code, report = run_cli(capsys, "eval", str(DEMO_DIR / "eval.yaml"), "--config", str(config))
+    assert code == 0 and report["passed"]
+    assert set(report["metrics"]) >= {"source_recall", "evidence_recall", "ndcg", "mrr", "refusal_accuracy", "acl_leaks", "superseded_hits"}
+    assert report["metrics"]["acl_leaks"] == 0
+    case = next(c for c in report["cases"] if c["expected"] == "answer")
+    assert case["results"] and {"uri", "section_path", "chunk_id", "score"} <= set(case["results"][0])
+
+
+def test_status_shows_sources_model_runs(capsys, index) -> None:
+    config, _ = index
+    code, status = run_cli(capsys, "status", "--config", str(config))
+    assert code == 0
+    assert status["sources"]["larkspur"]["live_documents"] == 7
+    assert status["models"][0]["name"] == "all-MiniLM-L6-v2"
+    assert [r["status"] for r in status["last_runs"][:2]] == ["published", "published"]
+    assert status["last_runs"][0]["gate_passed"] is True
+    assert status["schema_version"] == "001_initial"
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["search", "q", "--as-of", "not-a-date"], "ISO 8601"),
+        (["show", "nope.pdf"], "no document"),
+        (["show", POLICY, "--version", "1", "--as-of", "2026-01-01"], "not both"),
+        (["show", POLICY, "--version", "99"], "has no version 99"),
+        (["search", "q", "--queries", "/nonexistent.jsonl"], "--queries"),
+        (["search"], "QUERY or --queries"),
+        (["sync", "--source", "nope"], "no source named 'nope'"),
+    ],
+)
+def test_usage_errors_exit_2_with_a_clear_message(capsys, index, args, words) -> None:
+    from rag_pipeline import cli
+
+    config, _ = index
+    capsys.readouterr()
+    assert cli.main([*args, "--config", str(config)]) == 2
+    assert words in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ("sources: [{name: a, kind: ftp, path: x}]", "kind 'ftp'"),
+        ("sources: {name: a}", "'sources' must be a list"),
+        ("sources: [{kind: filesystem}]", "needs a 'name'"),
+        ("evaluation: {k: -3}", "must be positive"),
+        ("key: [unclosed", "not valid YAML"),
+        ("limits: {max_pagez: 3}", "unknown limits"),
+    ],
+)
+def test_bad_config_exits_2_naming_the_file(capsys, tmp_path: Path, content: str, words: str) -> None:
+    path = tmp_path / "rag_pipeline.yaml"
+    path.write_text(content)
+    from rag_pipeline import cli
+
+    assert cli.main(["status", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and str(path) in err
+
+
+def test_missing_config_exits_2(capsys, tmp_path: Path) -> None:
+    from rag_pipeline import cli
+
+    assert cli.main(["sync", "--config", str(tmp_path / "none.yaml")]) == 2
+    assert "not found" in capsys.readouterr().err

@@ -1,0 +1,94 @@
+"""The Dagster layer: definitions load as `dagster dev` loads them, and materialising the job
+reports what operators read in the UI (counts, quarantine, eval metrics) and honours the gate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from conftest import DEMO_DIR, PROJECT_ROOT, write_config
+from helpers import query
+
+
+def _metadata(result: dg.ExecuteInProcessResult, asset: str) -> dict:
+    [event] = [m for m in result.get_asset_materialization_events() if m.asset_key == dg.AssetKey(asset)]
+    return {k: v.value for k, v in event.materialization.metadata.items()}
+
+
+@pytest.fixture
+def job_config(tmp_path: Path, db_url: str, demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (demo_copy / "broken.pdf").write_bytes(b"%PDF-1.4 truncated")
+    path = write_config(tmp_path, db_url, docs=demo_copy, eval_set=DEMO_DIR / "eval.yaml")
+    monkeypatch.setenv("RAG_PIPELINE_CONFIG", str(path))
+    return path
+
+
+def test_workspace_definitions_load_like_dagster_dev() -> None:
+    from rag_pipeline.definitions import defs, load_definitions
+
+    definitions = load_definitions()
+    dg.Definitions.validate_loadable(definitions)
+    job = definitions.resolve_job_def("sync")
+    assert {n.name for n in job.nodes} >= {"plan", "parsed", "cleaned", "chunked", "embedded", "staged", "published"}
+    assert definitions.resolve_schedule_def("nightly_sync").job_name == "sync"
+    assert "rag_pipeline.definitions" in (PROJECT_ROOT / "workspace.yaml").read_text()
+    assert callable(defs)
+
+
+def test_materialising_the_job_publishes_and_reports_metadata(job_config: Path, db_url: str) -> None:
+    from rag_pipeline.definitions import load_definitions
+
+    job = load_definitions().resolve_job_def("sync")
+    result = job.execute_in_process(instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
+    assert result.success
+    plan = _metadata(result, "plan")
+    assert plan["new"] == 8 and plan["unchanged"] == 0
+    parsed = _metadata(result, "parsed")
+    assert parsed["quarantined"] == 1 and "broken.pdf" in parsed["quarantine"]
+    assert _metadata(result, "staged")["versions"] == 7
+    assert _metadata(result, "published")["published"] == 7
+    [check] = result.get_asset_check_evaluations()
+    assert check.passed
+    assert check.metadata["acl_leaks"].value == 0.0
+    assert check.metadata["evidence_recall"].value >= 0.8
+    assert query(db_url, "SELECT status, gate_passed FROM runs WHERE run_id = %s", result.run_id) == [("published", True)]
+
+
+def test_failed_gate_stops_publish_in_the_same_run(job_config: Path, tmp_path: Path, db_url: str, demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rag_pipeline.definitions import load_definitions
+
+    strict = write_config(tmp_path, db_url, docs=demo_copy, eval_set=DEMO_DIR / "eval.yaml", thresholds={"ndcg": 1.5})
+    monkeypatch.setenv("RAG_PIPELINE_CONFIG", str(strict))
+    job = load_definitions().resolve_job_def("sync")
+    result = job.execute_in_process(instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
+    assert not result.success
+    [check] = result.get_asset_check_evaluations()
+    assert not check.passed and "ndcg" in check.metadata["verdict"].value
+    published = [m for m in result.get_asset_materialization_events() if m.asset_key == dg.AssetKey("published")]
+    assert published == []
+    assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'")[0][0] == 0
+    assert query(db_url, "SELECT status FROM runs WHERE run_id = %s", result.run_id) == [("gate_failed",)]
+
+
+def test_publish_alone_cannot_bypass_the_gate(job_config: Path, db_url: str, embedder) -> None:
+    """The core steps without the gate, then publish: refused, nothing becomes live."""
+    from rag_pipeline import store
+    from rag_pipeline.config import load_config
+    from rag_pipeline.sync import plan, process, stage
+    from rag_pipeline.sync.context import SyncContext
+
+    ctx = SyncContext(config=load_config(job_config), db_url=db_url, run_id="manual-run-1")
+    with ctx.connect() as conn:
+        model_id = store.register_model(conn, embedder.identity.as_dict())
+    plan.plan_run(ctx, model_id)
+    process.parse_items(ctx)
+    process.clean_items(ctx)
+    process.chunk_items(ctx, embedder)
+    process.embed_items(ctx, embedder, model_id)
+    assert stage.stage_items(ctx, model_id)["counts"]["versions"] == 7
+    with pytest.raises(stage.GateNotPassedError, match="not publishable"):
+        stage.publish_run(ctx)
+    assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'")[0][0] == 0
+    assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'staged'")[0][0] == 7
