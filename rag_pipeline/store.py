@@ -111,7 +111,7 @@ def create_run(conn: psycopg.Connection, run_id: str, sources: Sequence[str], mo
 
 
 def claim_sources(
-    conn: psycopg.Connection, run_id: str, sources: Sequence[str], is_alive: Callable[[str], bool]
+    conn: psycopg.Connection, run_id: str, sources: Sequence[str], is_alive: Callable[[str, datetime], bool]
 ) -> None:
     """Make this run the only running sync of its sources, or raise SourceBusyError. Commits.
 
@@ -119,24 +119,29 @@ def claim_sources(
     'running' whose process is gone (per `is_alive`, e.g. the orchestrator's view) are failed
     so a crash does not block a source forever.
     """
+    busy: str | None = None
     with conn.transaction():
         for source in sorted(sources):
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ("rag-sync:" + source,))
         rows = conn.execute(
-            "SELECT run_id FROM runs WHERE status = 'running' AND run_id <> %s AND sources && %s",
+            "SELECT run_id, started_at FROM runs WHERE status = 'running' AND run_id <> %s AND sources && %s",
             (run_id, list(sources)),
         ).fetchall()
-        for (other,) in rows:
-            if is_alive(other):
-                raise SourceBusyError(
-                    f"run {other} is still syncing one of {sorted(sources)}; wait for it to finish"
-                )
+        for other, started_at in rows:
+            if is_alive(other, started_at):
+                busy = other
+                break
             conn.execute(
                 "UPDATE runs SET status = 'failed', finished_at = now(),"
                 " error = coalesce(error, 'abandoned: its process is gone') WHERE run_id = %s",
                 (other,),
             )
             discard_staged(conn, other, commit=False)
+            conn.execute("DELETE FROM run_items WHERE run_id = %s", (other,))
+    if busy is not None:
+        message = f"run {busy} is still syncing one of {sorted(sources)}; wait for it to finish"
+        update_run(conn, run_id, status="failed", error=message, finished=True)
+        raise SourceBusyError(message)
 
 
 def update_run(conn: psycopg.Connection, run_id: str, **fields: Any) -> None:

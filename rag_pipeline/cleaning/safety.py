@@ -279,14 +279,15 @@ def _is_placeholder_value(value: str) -> bool:
 
 
 def _looks_like_token(value: str) -> bool:
-    """A machine-generated credential: long, no spaces, and either mixed letters and digits or
-    very long. Keeps "token: a unit of text" and "secret: family recipe" untouched."""
+    """A machine-generated credential: at least 8 characters, no spaces, and letters mixed with
+    digits (or, rarely without digits, long and mixed-case). Keeps "token: a unit of text",
+    "secret: family recipe" and `token = request.headers.get` untouched."""
     value = value.rstrip(_TRAILING_PUNCTUATION)
     if len(value) < 8 or _TOKEN.fullmatch(value) is None or _is_placeholder_value(value):
         return False
-    has_digit = any(c.isdigit() for c in value)
-    has_letter = any(c.isalpha() for c in value)
-    return (has_digit and has_letter) or len(value) >= 20
+    if any(c.isdigit() for c in value):
+        return any(c.isalpha() for c in value)
+    return len(value) >= 32 and any(c.isupper() for c in value) and any(c.islower() for c in value)
 
 
 def _accept_token(match: re.Match[str], value: str) -> bool:
@@ -514,6 +515,10 @@ def _rest_of_line_is_blank(text: str, position: int) -> bool:
     return text[position:end].strip() == ""
 
 
+# `password = os.environ["PW"]`, `pwd := getpass()`, `password: settings.DB_PASSWORD`.
+_CODE_EXPRESSION = re.compile(r"(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*(?:[(\[].*)?|[A-Za-z_]\w*\((?:\)|[\"'].*)")
+
+
 def _accept_password(match: re.Match[str], value: str) -> bool:
     """Decide whether the value after `password:` is a password rather than prose.
 
@@ -528,6 +533,8 @@ def _accept_password(match: re.Match[str], value: str) -> bool:
         return False
     if match.group("label") == "pwd" and word[0] in "/~":
         return False  # PWD=/home/user is a working directory
+    if word[0] in "([{<" or _CODE_EXPRESSION.fullmatch(word):
+        return False  # "MDP = (S, A, P, R)", `password = os.environ["PW"]`: code, not a value
     if any(not (c.isalpha() or c in "-'’") for c in word) or any(c.isupper() for c in word[1:]):
         return True
     return _rest_of_line_is_blank(match.string, match.end())
