@@ -14,6 +14,7 @@ import numpy as np
 from rag_pipeline import store
 from rag_pipeline.chunking import chunk_elements
 from rag_pipeline.cleaning.clean import clean_elements
+from rag_pipeline.cleaning.notices import document_fingerprints, is_notice
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.parse_worker import ParseWorker, from_wire
 from rag_pipeline.parsing.types import Element, ParseError
@@ -22,13 +23,14 @@ from rag_pipeline.sync.context import SyncContext
 CONTENT_ACTIONS = ("new", "changed", "reparse")
 
 
-def _batches(ctx: SyncContext, conn, stage: str, columns: tuple[str, ...]):  # noqa: ANN001, ANN202
+def _batches(ctx: SyncContext, conn, stage: str, columns: tuple[str, ...], label: str):  # noqa: ANN001, ANN202
+    """The run's items waiting at `stage`, in batches; progress is reported under `label`."""
     keys = store.item_keys(conn, ctx.run_id, stage, CONTENT_ACTIONS)
     done = 0
     for batch in store.iter_batches(keys, ctx.config.batch_size):
         yield store.load_items(conn, ctx.run_id, batch, columns)
         done += len(batch)
-        ctx.progress(stage, done, len(keys))
+        ctx.progress(label, done, len(keys))
 
 
 def parse_items(ctx: SyncContext) -> dict[str, Any]:
@@ -36,7 +38,7 @@ def parse_items(ctx: SyncContext) -> dict[str, Any]:
     counts: Counter = Counter()
     warnings: list[str] = []
     with ctx.connect() as conn, ParseWorker(ctx.config.limits) as worker:
-        for batch in _batches(ctx, conn, "planned", ()):
+        for batch in _batches(ctx, conn, "planned", (), "parse"):
             for item in batch:
                 try:
                     wire = worker.parse(ctx.blobs.get(item["blob_sha256"]), item["uri"])
@@ -60,13 +62,16 @@ def parse_items(ctx: SyncContext) -> dict[str, Any]:
 
 
 def clean_items(ctx: SyncContext) -> dict[str, Any]:
+    """Two passes: record every parsed document's paragraph fingerprints (so notices are judged
+    across the whole source, not one batch), then clean each document."""
     removed: Counter = Counter()
     per_document: dict[str, dict[str, int]] = {}
     with ctx.connect() as conn:
-        for batch in _batches(ctx, conn, "parsed", ("parsed",)):
+        _record_fingerprints(ctx, conn)
+        for batch in _batches(ctx, conn, "parsed", ("parsed",), "clean"):
             for item in batch:
                 parsed = from_wire(item["parsed"])
-                elements, counts = clean_elements(parsed.elements)
+                elements, counts = clean_elements(parsed.elements, _notices(conn, item["source"], parsed.elements))
                 removed.update(counts)
                 per_document[item["uri"]] = dict(counts)
                 if not any(e.text.strip() for e in elements):
@@ -82,10 +87,30 @@ def clean_items(ctx: SyncContext) -> dict[str, Any]:
     return {"removed": dict(removed), "per_document": per_document}
 
 
+def _record_fingerprints(ctx: SyncContext, conn) -> None:  # noqa: ANN001
+    for batch in _batches(ctx, conn, "parsed", ("parsed",), "fingerprint"):
+        with conn.transaction():
+            for item in batch:
+                elements = from_wire(item["parsed"]).elements
+                store.replace_fingerprints(conn, item["source"], item["uri"], document_fingerprints(elements))
+    gone = store.item_keys(conn, ctx.run_id, "planned", ("gone",))
+    with conn.transaction():
+        for source in {s for s, _ in gone}:
+            store.drop_fingerprints(conn, source, [u for s, u in gone if s == source])
+
+
+def _notices(conn, source: str, elements: list[Element]) -> set[str]:  # noqa: ANN001
+    fingerprints = document_fingerprints(elements)
+    if not fingerprints:
+        return set()
+    counts, total = store.fingerprint_counts(conn, source, sorted(fingerprints))
+    return {fp for fp, n in counts.items() if is_notice(n, total)}
+
+
 def chunk_items(ctx: SyncContext, embedder: Embedder) -> dict[str, Any]:
     counts: Counter = Counter()
     with ctx.connect() as conn:
-        for batch in _batches(ctx, conn, "cleaned", ("cleaned",)):
+        for batch in _batches(ctx, conn, "cleaned", ("cleaned",), "chunk"):
             for item in batch:
                 cleaned = item["cleaned"]
                 elements = [Element.from_dict(e) for e in cleaned["elements"]]
@@ -103,7 +128,7 @@ def embed_items(ctx: SyncContext, embedder: Embedder, model_id: int) -> dict[str
     """Embed chunks, reusing stored vectors of identical model input under the same model."""
     counts: Counter = Counter()
     with ctx.connect() as conn:
-        for batch in _batches(ctx, conn, "chunked", ("chunks",)):
+        for batch in _batches(ctx, conn, "chunked", ("chunks",), "embed"):
             chunk_lists = [item["chunks"]["chunks"] for item in batch]
             hashes = [c["content_hash"] for chunks in chunk_lists for c in chunks]
             known = store.find_embeddings(conn, hashes, model_id)
