@@ -13,6 +13,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+LATEST_MIGRATION = max(p.stem for p in (PROJECT_ROOT / "sql" / "migrations").glob("*.sql"))
 CORPUS = Path(os.environ.get("RAG_CORPUS_DIR", PROJECT_ROOT.parent / "shared" / "corpus"))
 
 

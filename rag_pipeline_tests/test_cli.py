@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DEMO_DIR, fresh_database, write_config
+from conftest import DEMO_DIR, LATEST_MIGRATION, fresh_database, write_config
 from helpers import run_cli, sync
 
 POLICY = "policies/travel-policy.pdf"
@@ -123,7 +123,7 @@ def test_status_shows_sources_model_runs(capsys, index) -> None:
     assert status["models"][0]["name"] == "all-MiniLM-L6-v2"
     assert [r["status"] for r in status["last_runs"][:2]] == ["published", "published"]
     assert status["last_runs"][0]["gate_passed"] is True
-    assert status["schema_version"] == "001_initial"
+    assert status["schema_version"] == LATEST_MIGRATION
 
 
 @pytest.mark.parametrize(

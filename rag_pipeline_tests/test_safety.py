@@ -198,10 +198,23 @@ def test_controls_are_neutralised_before_redaction() -> None:
 # private keys
 # ---------------------------------------------------------------------------------------------
 
-KEY_BODY = "MIIEpAIBAAKCAQEA75fTnGv1u0aZ8ZJ3Pq4R6cW0aB1kVw7XyL2mN9oP3qR5sT8u\nVw1xY2zA3bC4dE5fG6hI7jK8lM9nO0pQ1rS2tU3vW4xY5zA6bC7dE8fG9hI0jK1l\nAbCdEf==\n"
+KEY_BODY = (
+    "MIIEpAIBAAKCAQEA75fTnGv1u0aZ8ZJ3Pq4R6cW0aB1kVw7XyL2mN9oP3qR5sT8u\n"
+    "Vw1xY2zA3bC4dE5fG6hI7jK8lM9nO0pQ1rS2tU3vW4xY5zA6bC7dE8fG9hI0jK1l\n"
+    "AbCdEf==\n"
+)
+KEY_LABELS = [
+    "RSA PRIVATE KEY",
+    "EC PRIVATE KEY",
+    "DSA PRIVATE KEY",
+    "OPENSSH PRIVATE KEY",
+    "PRIVATE KEY",
+    "ENCRYPTED PRIVATE KEY",
+    "PGP PRIVATE KEY BLOCK",
+]
 
 
-@pytest.mark.parametrize("label", ["RSA PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY", "PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "PGP PRIVATE KEY BLOCK", "DSA PRIVATE KEY"])
+@pytest.mark.parametrize("label", KEY_LABELS)
 def test_private_key_block_redacted_whole(label: str) -> None:
     text = f"config:\n-----BEGIN {label}-----\n{KEY_BODY}-----END {label}-----\nafter"
     out = assert_redacted(text, "MIIEpAIBAAKCAQEA", "private_key")
@@ -281,7 +294,8 @@ def test_shaped_token_lookalikes_kept(text: str) -> None:
 
 def test_aws_secret_key_in_assignment() -> None:
     secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
-    for text in (f"aws_secret_access_key = {secret}", f'"SecretAccessKey": "{secret}"', f"AWS_SECRET_ACCESS_KEY={secret}"):
+    forms = (f"aws_secret_access_key = {secret}", f'"SecretAccessKey": "{secret}"', f"AWS_SECRET_ACCESS_KEY={secret}")
+    for text in forms:
         assert_redacted(text, secret, "aws_secret_key")
 
 
@@ -323,6 +337,7 @@ def test_authorization_header_and_bearer() -> None:
         "api_key = os.getenv('API_KEY')",
         'api_key = "<your-api-key>"',
         "API_KEY=${API_KEY}",
+        "api_key = YOUR_API_KEY_HERE_1234",
         "token = request.headers.get('X-Token')",
         "token_count = 12345678",
         "Bearer tokens are described in RFC 6750.",
@@ -362,6 +377,7 @@ def test_url_credentials_password_redacted_user_and_host_kept() -> None:
         ("**Password:** hunter2", "**Password:** {}"),
         ("Passwort (Produktion): Xy!9abc", "Passwort (Produktion): {}"),
         ("contraseña: Hola1234", "contraseña: {}"),
+        ("Password: YourName2024!", "Password: {}"),  # "your" inside a password is no placeholder
     ],
 )
 def test_password_values_redacted_labels_kept(text: str, expected: str) -> None:
@@ -525,7 +541,16 @@ def test_iban_lookalikes_kept(text: str) -> None:
 
 @pytest.mark.parametrize(
     "card",
-    ["4111111111111111", "4111 1111 1111 1111", "4111-1111-1111-1111", "5500 0000 0000 0004", "3782 822463 10005", "378282246310005", "6011111111111117", "5105105105105100"],
+    [
+        "4111111111111111",
+        "4111 1111 1111 1111",
+        "4111-1111-1111-1111",
+        "5500 0000 0000 0004",
+        "3782 822463 10005",
+        "378282246310005",
+        "6011111111111117",
+        "5105105105105100",
+    ],
 )
 def test_luhn_valid_cards_redacted(card: str) -> None:
     assert luhn(card.replace(" ", "").replace("-", "")) and luhn_is_valid(card.replace(" ", "").replace("-", ""))
@@ -572,6 +597,10 @@ def test_report_counts_and_dict() -> None:
     }
     for secret in ("hunter2", "DE89370400440532013000", "4111111111111111"):
         assert secret not in out and secret not in repr(report)
+
+
+def test_placeholder_format_is_the_contract() -> None:
+    assert placeholder("iban") == redacted("iban") == "[REDACTED:iban]"
 
 
 def test_report_merge_accumulates() -> None:
@@ -678,7 +707,12 @@ def test_a_million_digits() -> None:
 
 @pytest.mark.parametrize(
     "unit",
-    ["\x1b[", "\x1b]8;;", "a\u200d", "\x00", "eyJ", "eyJabcde.", "ghp_", "DE12 ", "4 ", "|", "-", " ", "Backup codes\n", "api_key=", "://a:"],
+    [
+        *("\x1b[", "\x1b]8;;", "a\u200d", "\x00"),  # escapes and invisible characters
+        *("eyJ", "eyJabcde.", "ghp_", "api_key=", "://a:"),  # token prefixes and labels
+        *("DE12 ", "4 ", "Backup codes\n"),  # IBAN, card and recovery-code starts
+        *("|", "-", " "),  # table and PEM punctuation, whitespace
+    ],
 )
 def test_hostile_repetitions_finish(unit: str) -> None:
     text = unit * (4_000_000 // len(unit))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DEMO_DIR, write_config
+from conftest import DEMO_DIR, LATEST_MIGRATION, write_config
 from helpers import query, sync
 from rag_pipeline import database, store
 
@@ -16,7 +16,7 @@ from rag_pipeline import database, store
 def test_migrations_apply_once_and_are_recorded(db_url: str, tmp_path: Path) -> None:
     with database.connect(db_url) as conn:
         assert store.migrate(conn) == []  # the fixture already migrated
-        assert store.schema_version(conn) == "001_initial"
+        assert store.schema_version(conn) == LATEST_MIGRATION
         extension = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
         assert extension is not None
     # an applied migration edited afterwards is refused, not silently re-run

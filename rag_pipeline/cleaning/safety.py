@@ -10,10 +10,12 @@ Two jobs, both about what must never reach the index or a reviewer's terminal:
   The secret itself is never stored or returned: only counts per kind leave this module.
 
 Every pattern here runs on untrusted input of arbitrary size, so each one is written to be
-linear: matches may only start at a token boundary (a look-behind that excludes the token's own
-characters), repetitions are bounded and possessive, and block-shaped secrets (PEM keys, recovery
-code lists) are scanned inside explicitly bounded windows. A 20 MB hostile input costs a few
-passes over the text, never a quadratic search.
+linear and cheap: it begins with a literal keyword or prefix (so the engine skips ahead with its
+fast search), repetitions are bounded and possessive, scans from neighbouring candidates cannot
+overlap (shaped tokens carry a look-behind right after their prefix), case-insensitive labels
+are matched on a lower-cased copy instead of with IGNORECASE, and block-shaped secrets (PEM keys,
+recovery-code lists) are examined inside explicitly bounded windows. A 20 MB hostile input costs
+a handful of passes over the text, never a quadratic search.
 
 `SAFETY_VERSION` is recorded with cleaned text so that a change to these rules re-cleans.
 """
@@ -269,7 +271,8 @@ def _replace_spans(text: str, edits: list[tuple[int, int, str]]) -> str:
 
 _TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~:]+")
 _PLACEHOLDER_VALUE = re.compile(r"[*_.\-x•·]+|<.*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[sd(].*|\{\{.*", re.IGNORECASE)
-_PLACEHOLDER_MARKER = re.compile(r"your|xxxx|(?<![a-z])here(?![a-z])", re.IGNORECASE)
+# "your-api-key", "YOUR_TOKEN_HERE", "sk_xxxx": narrow on purpose, "YourName2024!" is a password.
+_PLACEHOLDER_MARKER = re.compile(r"(?:^|[_\-])your[_\-]|[_\-]here$|xxxx", re.IGNORECASE)
 
 
 def _is_placeholder_value(value: str) -> bool:
@@ -417,22 +420,23 @@ _URL_CREDENTIALS = _Rule(
     boundary=lambda source, start: start > 0 and source[start - 1].isalnum(),  # after a scheme
 )
 
-_AWS_SECRET = _Rule(
-    "aws_secret_key",
-    re.compile(
-        r"(?:aws[_-]?secret[_-]?(?:access[_-]?)?key|secret[_-]?access[_-]?key)(?![a-z0-9])"
-        + _SEP
-        + r"""["']?(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+=])"""
-    ),
-    folded=True,
-    boundary=_after_non_alnum,
+# Two rules rather than one alternation: a pattern that starts with a single literal gets the
+# engine's fastest search, which matters on long runs of the first letter ("aaaa...").
+_AWS_SECRET_RULES = tuple(
+    _Rule(
+        "aws_secret_key",
+        re.compile(label + r"(?![a-z0-9])" + _SEP + r"""["']?(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+=])"""),
+        folded=True,
+        boundary=_after_non_alnum,
+    )
+    for label in (r"aws[_-]?secret[_-]?(?:access[_-]?)?key", r"secret[_-]?access[_-]?key")
 )
 
 _BEARER_VALUE = _NOT_REDACTED + r"(?P<v>[a-z0-9._~+/=-]{8,4096}+)"
 _AUTHORIZATION = _Rule(
     "token",
     re.compile(
-        r"(?:proxy-authorization|authorization)[\"']?[ \t]{0,8}+[:=][ \t]{0,8}+[\"']?"
+        r"authorization[\"']?[ \t]{0,8}+[:=][ \t]{0,8}+[\"']?"  # also inside "Proxy-Authorization"
         r"(?:(?:bearer|basic|token|bot|apikey)[ \t]{1,8}+)?" + _BEARER_VALUE
     ),
     folded=True,
@@ -447,12 +451,12 @@ _BEARER = _Rule(
     accept=_accept_token,
 )
 
-# Every alternative starts with a literal, so the engine can skip to candidates quickly.
+# Every alternative starts with a literal (the "a..." labels share one), so the engine skips
+# to candidates quickly instead of trying each alternative at every position.
 _GENERIC_LABEL = "|".join(
-    [r"api[ _-]?(?:key|token|secret)", "apikey"]
-    + [prefix + r"[_-]?token" for prefix in ("access", "auth", "refresh", "id", "private", "session")]
-    + [prefix + r"[_-]?secret" for prefix in ("client", "app")]
-    + [r"secret[_-]?key", "secret", "token"]
+    [r"a(?:pi[ _-]?(?:key|token|secret)|ccess[_-]?token|uth[_-]?token|pp[_-]?secret)"]
+    + [prefix + r"[_-]?token" for prefix in ("refresh", "id", "private", "session")]
+    + [r"client[_-]?secret", r"secret(?:[_-]?key)?", "token"]
 )
 _GENERIC_VALUE = (
     _NOT_REDACTED
@@ -478,7 +482,7 @@ _GENERIC_ASSIGNMENT = _Rule(
     accept=_accept_token,
 )
 
-_LABELLED_RULES = (_URL_CREDENTIALS, _AWS_SECRET, _AUTHORIZATION, _BEARER, _GENERIC_ASSIGNMENT)
+_LABELLED_RULES = (_URL_CREDENTIALS, *_AWS_SECRET_RULES, _AUTHORIZATION, _BEARER, _GENERIC_ASSIGNMENT)
 
 
 def _redact_labelled(text: str, counts: Counter[str]) -> str:
@@ -495,7 +499,7 @@ def _redact_labelled(text: str, counts: Counter[str]) -> str:
 # Lower-case: matched against folded text.
 _PASSWORD_LABEL = (
     r"pass(?:word|wd|wort|phrase|code)s?|pwd|kennw[oö]rt(?:er)?|mots?[ \t\u00a0]de[ \t\u00a0]passe|mdp"
-    r"|hesl[oa]|hasło|contrase[ñn]a|wachtwoord|senha|lösenord|salasana|adgangskode|пароль|jelszó"
+    r"|hesl[oa]|hasło|contrase[ñn]a|wachtwoord|senha|lösenord|salasana|пароль|jelszó"
 )
 
 # Words that fill a password field in documentation without being a password.
