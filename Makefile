@@ -27,7 +27,7 @@ dev: setup
 	$(BIN)/dagster dev -w workspace.yaml
 
 bench: setup
-	$(BIN)/python bench/bench_parse_pdf.py
+	$(BIN)/python bench/bench_parse.py --no-scanned
 
 clean-demo:
 	rm -rf demo/.rag_pipeline demo/.state

@@ -149,7 +149,7 @@ def _print_sync(outcome: dict[str, Any]) -> None:
         console.print("plan: " + ", ".join(f"{k} {v}" for k, v in sorted(plan.items())))
     if counts.get("staged"):
         console.print("staged: " + ", ".join(f"{k} {v}" for k, v in sorted(counts["staged"].items())))
-    if counts.get("published"):
+    if any((counts.get("published") or {}).values()):
         console.print("published: " + ", ".join(f"{k} {v}" for k, v in sorted(counts["published"].items())))
     for q in outcome.get("quarantined", []):
         console.print(f"[yellow]quarantined[/yellow] {q['source']}/{q['uri']} ({q['stage']}): {q['error']}")

@@ -92,3 +92,42 @@ def test_publish_alone_cannot_bypass_the_gate(job_config: Path, db_url: str, emb
         stage.publish_run(ctx)
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'")[0][0] == 0
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'staged'")[0][0] == 7
+
+
+def test_the_ui_serves_the_asset_graph_from_workspace_yaml(job_config: Path, tmp_path: Path) -> None:
+    """What `dagster dev` shows: the webserver loads workspace.yaml and lists the sync assets."""
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (tmp_path / "dagster_home").mkdir()
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster_home"), "RAG_PIPELINE_CONFIG": str(job_config)}
+    webserver = Path(sys.executable).parent / "dagster-webserver"
+    proc = subprocess.Popen([str(webserver), "-w", str(PROJECT_ROOT / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(port)],
+                            cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        body = json.dumps({"query": "{ assetNodes { assetKey { path } } }"}).encode()
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                request = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=body,
+                                                 headers={"Content-Type": "application/json"})
+                with urllib.request.urlopen(request, timeout=5) as response:
+                    data = json.loads(response.read())
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read().decode()[-2000:] if proc.stderr else "exited"
+                assert time.monotonic() < deadline, "webserver did not answer within 120 s"
+                time.sleep(1)
+        keys = {node["assetKey"]["path"][0] for node in data["data"]["assetNodes"]}
+        assert keys == {"plan", "parsed", "cleaned", "chunked", "embedded", "staged", "published"}
+    finally:
+        proc.terminate()
+        proc.wait(20)

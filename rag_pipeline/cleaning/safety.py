@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 SAFETY_VERSION = "safety1"
@@ -124,13 +124,29 @@ def neutralise_controls(text: str) -> tuple[str, int]:
         text, sequences = _ESCAPE_SEQUENCE.subn("", text)
     before = len(text)
     text = _CONTROL_OR_INVISIBLE.sub("", text)
+    for _ in range(_MAX_CONTEXT_PASSES):
+        length = len(text)
+        text = _remove_context_dependent(text)
+        if len(text) == length:
+            break
+    return text, sequences + (before - len(text))
+
+
+# Removing one invisible character can change the context of the next (a stray joiner between
+# two variation selectors turns them into a run), so these passes repeat until nothing changes;
+# each repetition removes at least one character and real text settles after one or two.
+_MAX_CONTEXT_PASSES = 4
+
+
+def _remove_context_dependent(text: str) -> str:
+    """Tag characters, stray joiners and variation-selector runs, in that order."""
     if _ANY_TAG.search(text):
         text = _TAGS.sub(r"\1", text)
-    if _ANY_VARIATION_SELECTOR.search(text):
-        text = _VARIATION_SELECTOR_RUN.sub("", text)
     if "\u200c" in text or "\u200d" in text:
         text = _STRAY_JOINER.sub("", text)
-    return text, sequences + (before - len(text))
+    if _ANY_VARIATION_SELECTOR.search(text):
+        text = _VARIATION_SELECTOR_RUN.sub("", text)
+    return text
 
 
 def _normalise_newlines(text: str) -> str:
@@ -192,16 +208,40 @@ def _not_after(excluded: str) -> Boundary:
     return starts_token
 
 
-def _after_non_letter(source: str, start: int) -> bool:
-    """Lets `DB_PASSWORD=` and `X-Api-Key:` match but not `dbpassword`."""
-    return start == 0 or not source[start - 1].isalpha()
-
-
-def _after_non_word(source: str, start: int) -> bool:
-    return start == 0 or not (source[start - 1].isalnum() or source[start - 1] == "_")
-
-
 _after_non_alnum = _not_after("A-Za-z0-9")
+
+_LETTER = r"^\W\d_"  # a character class body: any letter
+
+
+def _word_start(alternatives: Iterable[str], excluded: str) -> str:
+    """Alternation whose alternatives match only where they start a word.
+
+    Each alternative begins with literal letters; the look-behind is placed right after them
+    (`pass(?<![letter]pass)word`), so the engine keeps its fast literal scan and a label
+    inside a longer word is rejected before any value is scanned. (Checking the boundary after
+    the match would let a rejected match swallow a real one that starts inside it.) With
+    `excluded` = letters, `DB_PASSWORD=` and `X-Api-Key:` match but `dbpassword` does not.
+    """
+    parts = []
+    for alternative in alternatives:
+        prefix = _literal_prefix(alternative)
+        parts.append(f"{prefix}(?<![{excluded}]{prefix}){alternative[len(prefix):]}")
+    return "(?:" + "|".join(parts) + ")"
+
+
+def _literal_prefix(alternative: str) -> str:
+    """The leading letters of a regex alternative that match only themselves ("aws" of
+    "aws[_-]?secret", "code" of "codes?"). A longer prefix keeps the engine's literal search."""
+    length = 0
+    while (
+        length < len(alternative)
+        and alternative[length].isalpha()
+        and alternative[length + 1 : length + 2] not in ("?", "*", "+", "{")
+    ):
+        length += 1
+    if length == 0:
+        raise ValueError(f"label alternative must start with a literal letter: {alternative!r}")
+    return alternative[:length]
 
 
 def _token_start(prefix: str, width: int, excluded: str) -> str:
@@ -240,15 +280,22 @@ def _apply_rule(rule: _Rule, text: str, counts: Counter[str]) -> str:
     """
     source = _fold(text) if rule.folded else text
     edits: list[tuple[int, int, str]] = []
-    for match in rule.pattern.finditer(source):
+    position, may_look_inside = 0, True
+    while (match := rule.pattern.search(source, position)) is not None:
+        position = match.end()
         if rule.boundary is not None and not rule.boundary(source, match.start()):
             continue
         start, end = _value_span(match)
-        if rule.accept is not None and not rule.accept(match, text[start:end]):
-            continue
         end = _trimmed_end(match, text, start, end)
-        if end <= start:
+        if end <= start or (rule.accept is not None and not rule.accept(match, text[start:end])):
+            # "Authorization: Authorization: <token>": the rejected value may hold the real
+            # label. Look inside it once, not recursively, so the work stays linear.
+            if may_look_inside and start > match.start():
+                position, may_look_inside = start, False
+            else:
+                may_look_inside = True
             continue
+        may_look_inside = True
         kind = rule.kind(match) if callable(rule.kind) else rule.kind
         counts[kind] += 1
         edits.append((start, end, placeholder(kind)))
@@ -425,9 +472,10 @@ _URL_CREDENTIALS = _Rule(
 _AWS_SECRET_RULES = tuple(
     _Rule(
         "aws_secret_key",
-        re.compile(label + r"(?![a-z0-9])" + _SEP + r"""["']?(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+=])"""),
+        re.compile(
+            _word_start([label], "a-z0-9") + r"(?![a-z0-9])" + _SEP + r"""["']?(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+=])"""
+        ),
         folded=True,
-        boundary=_after_non_alnum,
     )
     for label in (r"aws[_-]?secret[_-]?(?:access[_-]?)?key", r"secret[_-]?access[_-]?key")
 )
@@ -436,27 +484,27 @@ _BEARER_VALUE = _NOT_REDACTED + r"(?P<v>[a-z0-9._~+/=-]{8,4096}+)"
 _AUTHORIZATION = _Rule(
     "token",
     re.compile(
-        r"authorization[\"']?[ \t]{0,8}+[:=][ \t]{0,8}+[\"']?"  # also inside "Proxy-Authorization"
-        r"(?:(?:bearer|basic|token|bot|apikey)[ \t]{1,8}+)?" + _BEARER_VALUE
+        _word_start(["authorization"], _LETTER)  # also inside "Proxy-Authorization"
+        + r"[\"']?[ \t]{0,8}+[:=][ \t]{0,8}+[\"']?(?:(?:bearer|basic|token|bot|apikey)[ \t]{1,8}+)?"
+        + _BEARER_VALUE
     ),
     folded=True,
-    boundary=_after_non_letter,
     accept=_accept_token,
 )
 _BEARER = _Rule(
     "token",
-    re.compile(r"bearer[ \t]{1,8}+" + _BEARER_VALUE),
+    re.compile(_word_start(["bearer"], _LETTER) + r"[ \t]{1,8}+" + _BEARER_VALUE),
     folded=True,
-    boundary=_after_non_letter,
     accept=_accept_token,
 )
 
 # Every alternative starts with a literal (the "a..." labels share one), so the engine skips
 # to candidates quickly instead of trying each alternative at every position.
-_GENERIC_LABEL = "|".join(
+_GENERIC_LABEL = _word_start(
     [r"a(?:pi[ _-]?(?:key|token|secret)|ccess[_-]?token|uth[_-]?token|pp[_-]?secret)"]
     + [prefix + r"[_-]?token" for prefix in ("refresh", "id", "private", "session")]
-    + [r"client[_-]?secret", r"secret(?:[_-]?key)?", "token"]
+    + [r"client[_-]?secret", r"secret(?:[_-]?key)?", "token"],
+    "a-z0-9",
 )
 _GENERIC_VALUE = (
     _NOT_REDACTED
@@ -478,7 +526,6 @@ _GENERIC_ASSIGNMENT = _Rule(
     _generic_kind,
     re.compile(r"(?P<label>" + _GENERIC_LABEL + r")(?![a-z0-9])" + _SEP + _GENERIC_VALUE),
     folded=True,
-    boundary=_after_non_alnum,
     accept=_accept_token,
 )
 
@@ -497,9 +544,13 @@ def _redact_labelled(text: str, counts: Counter[str]) -> str:
 # ---------------------------------------------------------------------------------------------
 
 # Lower-case: matched against folded text.
-_PASSWORD_LABEL = (
-    r"pass(?:word|wd|wort|phrase|code)s?|pwd|kennw[oö]rt(?:er)?|mots?[ \t\u00a0]de[ \t\u00a0]passe|mdp"
-    r"|hesl[oa]|hasło|contrase[ñn]a|wachtwoord|senha|lösenord|salasana|пароль|jelszó"
+_PASSWORD_LABEL = _word_start(
+    [
+        *(r"pass(?:word|wd|wort|phrase|code)s?", "pwd", r"kennw[oö]rt(?:er)?"),  # English, German
+        *(r"mots?[ \t\u00a0]de[ \t\u00a0]passe", "mdp", r"hesl[oa]", "hasło"),  # French, Czech, Polish
+        *(r"contrase[ñn]a", "wachtwoord", "senha", "lösenord", "salasana", "пароль", "jelszó"),
+    ],
+    _LETTER,
 )
 
 # Words that fill a password field in documentation without being a password.
@@ -556,7 +607,6 @@ _PASSWORD = _Rule(
         + r"""(?:"(?P<dq>[^"\n]{1,256}+)"|'(?P<sq>[^'\n]{1,256}+)'|(?P<bare>[^\s"']{1,256}+))"""
     ),
     folded=True,
-    boundary=_after_non_letter,
     accept=_accept_password,
 )
 
@@ -663,9 +713,8 @@ _RECOVERY_LABEL_ALTERNATIVES = [
     r"codici[ \t]{1,4}+di[ \t]{1,4}+(?:backup|recupero|emergenza)",
     r"kody?[ \t]{1,4}+(?:zapasowe|odzyskiwania|awaryjne)",
 ]
-# Lower-case, matched against folded text; every alternative starts with a literal so the
-# engine skips quickly to candidates.
-_RECOVERY_LABEL = re.compile("(?:" + "|".join(_RECOVERY_LABEL_ALTERNATIVES) + r")(?!\w)")
+# Lower-case, matched against folded text, whole words only.
+_RECOVERY_LABEL = re.compile(_word_start(_RECOVERY_LABEL_ALTERNATIVES, r"\w") + r"(?!\w)")
 
 # One whitespace-separated token; "1234 5678" (Google style) is read as one token.
 _LINE_TOKEN = re.compile(r"(?<!\S)\d{4} \d{4}(?!\S)|\S+")
@@ -673,6 +722,7 @@ _CODE_SHAPE = re.compile(r"\d{4} \d{4}|[A-Za-z0-9]{4,16}(?:-[A-Za-z0-9]{2,16}){0
 _DATE_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{2}-\d{2}-\d{4}")
 _NEUTRAL_TOKEN = re.compile(r"\d{1,3}[.):]|[-*•·–—|>]|\[[ xX]\]|\(\d{1,3}\)")
 _TOKEN_TRIM = "()[],;.:\"'`*"
+_REDACTED_CODE = placeholder("recovery_code").strip(_TOKEN_TRIM)  # an already redacted code
 
 _MAX_CODE_LINES = 20
 _MAX_CODE_LINE = 512
@@ -695,35 +745,30 @@ def _is_recovery_code(token: str) -> bool:
     return "-" in token and compact.isupper()
 
 
-def _code_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Spans of the codes in text[start:end] if it is a code line, else nothing.
+def _code_line(text: str, start: int, end: int) -> tuple[list[tuple[int, int]], bool]:
+    """Spans of the codes in text[start:end], and whether it is a code line at all.
 
     A code line is one where code-shaped tokens are at least as many as other words, ignoring
     numbering and bullets: "1. 8f3k-29dj  2. 4kd8-2k3d" is, "Store these somewhere safe" is not.
+    Codes redacted by an earlier pass still count as codes, so cleaning twice changes nothing.
     """
     spans: list[tuple[int, int]] = []
-    others = 0
+    codes = others = 0
     for match in _LINE_TOKEN.finditer(text, start, end):
         token = match.group(0)
         trimmed = token.strip(_TOKEN_TRIM)
         if not trimmed or _NEUTRAL_TOKEN.fullmatch(token):
             continue  # numbering, bullets, a lone ":" are layout, not words
-        if _is_recovery_code(trimmed):
+        if trimmed == _REDACTED_CODE:
+            codes += 1
+        elif _is_recovery_code(trimmed):
+            codes += 1
             offset = match.start() + token.index(trimmed)
             spans.append((offset, offset + len(trimmed)))
         else:
             others += 1
-    return spans if spans and len(spans) >= others else []
-
-
-def _find_recovery_label(folded: str, start: int, end: int | None = None) -> re.Match[str] | None:
-    """Next label in folded[start:end] that starts a word."""
-    end = len(folded) if end is None else end
-    while (label := _RECOVERY_LABEL.search(folded, start, end)) is not None:
-        if _after_non_word(folded, label.start()):
-            return label
-        start = label.start() + 1
-    return None
+    is_code_line = codes > 0 and codes >= others
+    return (spans if is_code_line else []), is_code_line
 
 
 def _line_end(text: str, start: int) -> int:
@@ -740,7 +785,7 @@ def _recovery_block(text: str, folded: str, label: re.Match[str]) -> tuple[list[
     starts its own block). Work per label is bounded and labels never rescan each other's lines.
     """
     line_end = _line_end(text, label.end())
-    spans = _code_spans(text, label.end(), line_end)
+    spans, seen_codes = _code_line(text, label.end(), line_end)
     position, blanks = line_end + 1, 0
     for _ in range(_MAX_CODE_LINES):
         if position >= len(text):
@@ -750,13 +795,15 @@ def _recovery_block(text: str, folded: str, label: re.Match[str]) -> tuple[list[
             break
         if text[position:end].strip() == "":
             blanks += 1
-            if spans or blanks > _MAX_LEADING_BLANKS:
+            if seen_codes or blanks > _MAX_LEADING_BLANKS:
                 break
             position = end + 1
             continue
-        if _find_recovery_label(folded, position, end) is not None:
+        if _RECOVERY_LABEL.search(folded, position, end) is not None:
             return spans, position
-        spans.extend(_code_spans(text, position, end))
+        found, is_code_line = _code_line(text, position, end)
+        spans.extend(found)
+        seen_codes = seen_codes or is_code_line
         position = end + 1
     return spans, max(label.end(), min(position, len(text)))
 
@@ -766,7 +813,7 @@ def _redact_recovery_codes(text: str, counts: Counter[str]) -> str:
     folded = _fold(text)
     spans: list[tuple[int, int]] = []
     position = 0
-    while (label := _find_recovery_label(folded, position)) is not None:
+    while (label := _RECOVERY_LABEL.search(folded, position)) is not None:
         found, position = _recovery_block(text, folded, label)
         spans.extend(found)
     if not spans:
