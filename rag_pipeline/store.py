@@ -22,6 +22,16 @@ SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 MIGRATION_LOCK = 7_300_001  # advisory lock id: one migrator at a time
 
 
+def _rows(conn: psycopg.Connection, sql: str, params: Any = None) -> list[dict[str, Any]]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(sql, params).fetchall()  # type: ignore[arg-type]
+
+
+def _row(conn: psycopg.Connection, sql: str, params: Any = None) -> dict[str, Any] | None:
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(sql, params).fetchone()  # type: ignore[arg-type]
+
+
 class SourceBusyError(Exception):
     """Another run holds the sync lock of a source."""
 
@@ -84,8 +94,7 @@ def register_model(conn: psycopg.Connection, identity: dict[str, Any]) -> int:
 
 
 def model_by_id(conn: psycopg.Connection, model_id: int) -> dict[str, Any] | None:
-    with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute("SELECT * FROM embedding_models WHERE id = %s", (model_id,)).fetchone()
+    return _row(conn, "SELECT * FROM embedding_models WHERE id = %s", (model_id,))
 
 
 def live_model_ids(conn: psycopg.Connection) -> list[int]:
@@ -176,17 +185,15 @@ _RUN_UPDATES = {
 
 
 def get_run(conn: psycopg.Connection, run_id: str) -> dict[str, Any] | None:
-    with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute("SELECT * FROM runs WHERE run_id = %s", (run_id,)).fetchone()
+    return _row(conn, "SELECT * FROM runs WHERE run_id = %s", (run_id,))
 
 
 def recent_runs(conn: psycopg.Connection, limit: int = 5) -> list[dict[str, Any]]:
-    with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(
+    return _rows(conn, 
             "SELECT run_id, sources, status, started_at, finished_at, gate_passed, gate_reason,"
             " gate_metrics, counts, error FROM runs ORDER BY started_at DESC LIMIT %s",
             (limit,),
-        ).fetchall()
+        )
 
 
 # --------------------------------------------------------------------------- planning
@@ -309,11 +316,10 @@ def item_stage_counts(conn: psycopg.Connection, run_id: str) -> dict[str, int]:
 
 
 def run_quarantine(conn: psycopg.Connection, run_id: str) -> list[dict[str, Any]]:
-    with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(
+    return _rows(conn, 
             "SELECT source, uri, stage, error FROM quarantine WHERE run_id = %s ORDER BY source, uri",
             (run_id,),
-        ).fetchall()
+        )
 
 
 def find_embeddings(conn: psycopg.Connection, hashes: Sequence[str], model_id: int) -> dict[str, np.ndarray]:
@@ -648,8 +654,7 @@ def search_chunks(
         "as_of": view.as_of,
         "preview_run": view.preview_run,
     }
-    with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(sql, params).fetchall()  # type: ignore[arg-type]
+    return _rows(conn, sql, params)
 
 
 def index_model_id(conn: psycopg.Connection, view: View = View()) -> int | None:
@@ -683,14 +688,13 @@ def find_documents(conn: psycopg.Connection, uri: str) -> list[tuple[str, str]]:
 
 
 def history(conn: psycopg.Connection, source: str, uri: str) -> list[dict[str, Any]]:
-    with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(
+    return _rows(conn, 
             "SELECT version_no, kind, status, checksum, valid_from, valid_to, acl_groups, run_id,"
             " parser_version, chunker_version, model_name, model_revision"
             " FROM document_history WHERE source = %s AND uri = %s AND status <> 'discarded'"
             " ORDER BY version_no",
             (source, uri),
-        ).fetchall()
+        )
 
 
 def version_for(conn: psycopg.Connection, source: str, uri: str, version_no: int | None, as_of: datetime | None) -> dict[str, Any] | None:
@@ -707,17 +711,15 @@ def version_for(conn: psycopg.Connection, source: str, uri: str, version_no: int
     else:
         where = "v.status = 'live'"
     params = {"source": source, "uri": uri, "no": version_no, "as_of": as_of}
-    with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(base + where + " ORDER BY v.version_no DESC LIMIT 1", params).fetchone()
+    return _row(conn, base + where + " ORDER BY v.version_no DESC LIMIT 1", params)
 
 
 def version_chunks(conn: psycopg.Connection, version_id: int) -> list[dict[str, Any]]:
-    with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(
+    return _rows(conn, 
             "SELECT id AS chunk_id, ord, section_path, page_start, page_end, char_start, char_end,"
             " token_count, text FROM chunks WHERE version_id = %s ORDER BY ord",
             (version_id,),
-        ).fetchall()
+        )
 
 
 def index_status(conn: psycopg.Connection) -> dict[str, Any]:
@@ -742,12 +744,11 @@ def index_status(conn: psycopg.Connection) -> dict[str, Any]:
 
 
 def latest_quarantine(conn: psycopg.Connection, limit: int = 20) -> list[dict[str, Any]]:
-    with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(
+    return _rows(conn, 
             "SELECT DISTINCT ON (source, uri) source, uri, stage, error, run_id, quarantined_at"
             " FROM quarantine ORDER BY source, uri, quarantined_at DESC LIMIT %s",
             (limit,),
-        ).fetchall()
+        )
 
 
 def iter_batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:

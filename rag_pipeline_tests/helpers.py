@@ -50,4 +50,23 @@ def versions(db_url: str, uri: str) -> list[tuple]:
     )
 
 
-__all__ = ["psycopg", "query", "run_cli", "search", "sync", "versions"]
+def stage_without_gate(config_path: Path, db_url: str, run_id: str, embedder: Any) -> tuple[Any, dict[str, Any]]:
+    """Run the core steps plan..stage directly (no Dagster, no gate); return the context and
+    the stage step's result. For tests of what happens to a run that never reached its gate."""
+    from rag_pipeline import store
+    from rag_pipeline.config import load_config
+    from rag_pipeline.sync import plan, process, stage
+    from rag_pipeline.sync.context import SyncContext
+
+    ctx = SyncContext(config=load_config(config_path), db_url=db_url, run_id=run_id)
+    with ctx.connect() as conn:
+        model_id = store.register_model(conn, embedder.identity.as_dict())
+    plan.plan_run(ctx, model_id)
+    process.parse_items(ctx)
+    process.clean_items(ctx)
+    process.chunk_items(ctx, embedder)
+    process.embed_items(ctx, embedder, model_id)
+    return ctx, stage.stage_items(ctx, model_id)
+
+
+__all__ = ["psycopg", "query", "run_cli", "search", "stage_without_gate", "sync", "versions"]

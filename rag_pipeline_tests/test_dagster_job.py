@@ -9,7 +9,7 @@ import dagster as dg
 import pytest
 
 from conftest import DEMO_DIR, PROJECT_ROOT, write_config
-from helpers import query
+from helpers import query, stage_without_gate
 
 
 def _metadata(result: dg.ExecuteInProcessResult, asset: str) -> dict:
@@ -74,20 +74,10 @@ def test_failed_gate_stops_publish_in_the_same_run(job_config: Path, tmp_path: P
 
 def test_publish_alone_cannot_bypass_the_gate(job_config: Path, db_url: str, embedder) -> None:
     """The core steps without the gate, then publish: refused, nothing becomes live."""
-    from rag_pipeline import store
-    from rag_pipeline.config import load_config
-    from rag_pipeline.sync import plan, process, stage
-    from rag_pipeline.sync.context import SyncContext
+    from rag_pipeline.sync import stage
 
-    ctx = SyncContext(config=load_config(job_config), db_url=db_url, run_id="manual-run-1")
-    with ctx.connect() as conn:
-        model_id = store.register_model(conn, embedder.identity.as_dict())
-    plan.plan_run(ctx, model_id)
-    process.parse_items(ctx)
-    process.clean_items(ctx)
-    process.chunk_items(ctx, embedder)
-    process.embed_items(ctx, embedder, model_id)
-    assert stage.stage_items(ctx, model_id)["counts"]["versions"] == 7
+    ctx, staged = stage_without_gate(job_config, db_url, "manual-run-1", embedder)
+    assert staged["counts"]["versions"] == 7
     with pytest.raises(stage.GateNotPassedError, match="not publishable"):
         stage.publish_run(ctx)
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'")[0][0] == 0

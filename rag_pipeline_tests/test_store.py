@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DEMO_DIR, LATEST_MIGRATION, write_config
-from helpers import query, sync
+from helpers import query, stage_without_gate, sync
 from rag_pipeline import database, store
 
 
@@ -51,21 +51,9 @@ def test_a_crashed_run_does_not_block_the_source_forever(db_url: str) -> None:
 def test_rerun_after_a_crash_mid_run_leaves_no_duplicates(capsys, tmp_path: Path, db_url: str, demo_copy: Path, embedder, monkeypatch) -> None:
     """A run dies after staging (process killed before the gate); the next sync takes over the
     source, discards the orphaned staged versions and publishes each document exactly once."""
-    from rag_pipeline.config import load_config
-    from rag_pipeline.sync import plan, process, stage
-    from rag_pipeline.sync.context import SyncContext
-
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     config_path = write_config(tmp_path, db_url, docs=demo_copy, eval_set=DEMO_DIR / "eval.yaml")
-    ctx = SyncContext(config=load_config(config_path), db_url=db_url, run_id="crashed-run")
-    with ctx.connect() as conn:
-        model_id = store.register_model(conn, embedder.identity.as_dict())
-    plan.plan_run(ctx, model_id)
-    process.parse_items(ctx)
-    process.clean_items(ctx)
-    process.chunk_items(ctx, embedder)
-    process.embed_items(ctx, embedder, model_id)
-    stage.stage_items(ctx, model_id)
+    stage_without_gate(config_path, db_url, "crashed-run", embedder)
     # the crashed run is unknown to the next run's (ephemeral) Dagster instance and was started
     # long ago, so the lock is treated as abandoned
     query(db_url, "UPDATE runs SET started_at = now() - interval '7 hours' WHERE run_id = 'crashed-run' RETURNING 1")

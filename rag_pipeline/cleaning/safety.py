@@ -222,10 +222,17 @@ def _word_start(alternatives: Iterable[str], excluded: str) -> str:
     the match would let a rejected match swallow a real one that starts inside it.) With
     `excluded` = letters, `DB_PASSWORD=` and `X-Api-Key:` match but `dbpassword` does not.
     """
-    parts = []
+    by_first_letter: dict[str, list[str]] = {}
     for alternative in alternatives:
         prefix = _literal_prefix(alternative)
-        parts.append(f"{prefix}(?<![{excluded}]{prefix}){alternative[len(prefix):]}")
+        guarded = f"{prefix}(?<![{excluded}]{prefix}){alternative[len(prefix):]}"
+        by_first_letter.setdefault(guarded[0], []).append(guarded[1:])
+    # Alternatives sharing a first letter become one branch ("a(?:pi...|uth...)"): at each
+    # candidate position the engine then tests one letter instead of every alternative.
+    parts = [
+        letter + (rests[0] if len(rests) == 1 else "(?:" + "|".join(rests) + ")")
+        for letter, rests in by_first_letter.items()
+    ]
     return "(?:" + "|".join(parts) + ")"
 
 
@@ -461,10 +468,16 @@ def _redact_shaped_tokens(text: str, counts: Counter[str]) -> str:
 # Secrets identified by their label (key = value, headers, URLs)
 # ---------------------------------------------------------------------------------------------
 
+def _after_scheme(source: str, start: int) -> bool:
+    """`postgres://user:pw@host`: the "://" must follow a URL scheme."""
+    return start > 0 and source[start - 1].isalnum()
+
+
+# Only the password part of `scheme://user:password@host` is replaced; user and host stay.
 _URL_CREDENTIALS = _Rule(
     "url_credentials",
     re.compile(r"://[^\s:/@?#\"'<>]{1,256}+:" + _NOT_REDACTED + r"(?P<v>[^\s@/?#\"'<>]{1,256}+)@"),
-    boundary=lambda source, start: start > 0 and source[start - 1].isalnum(),  # after a scheme
+    boundary=_after_scheme,
 )
 
 # Two rules rather than one alternation: a pattern that starts with a single literal gets the
@@ -498,12 +511,9 @@ _BEARER = _Rule(
     accept=_accept_token,
 )
 
-# Every alternative starts with a literal (the "a..." labels share one), so the engine skips
-# to candidates quickly instead of trying each alternative at every position.
 _GENERIC_LABEL = _word_start(
-    [r"a(?:pi[ _-]?(?:key|token|secret)|ccess[_-]?token|uth[_-]?token|pp[_-]?secret)"]
-    + [prefix + r"[_-]?token" for prefix in ("refresh", "id", "private", "session")]
-    + [r"client[_-]?secret", r"secret(?:[_-]?key)?", "token"],
+    [r"api[ _-]?(?:key|token|secret)", r"app[_-]?secret", r"client[_-]?secret", r"secret(?:[_-]?key)?", "token"]
+    + [prefix + r"[_-]?token" for prefix in ("access", "auth", "refresh", "id", "private", "session")],
     "a-z0-9",
 )
 _GENERIC_VALUE = (
