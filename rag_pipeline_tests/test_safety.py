@@ -461,6 +461,21 @@ def test_recovery_block_is_bounded_to_twenty_lines() -> None:
     assert "0020-abcd" in out and "0019-abcd" not in out
 
 
+def test_recovery_codes_split_over_elements_are_all_found() -> None:
+    # the cleaner joins parsed elements with a separator line that has no letters or digits;
+    # GitHub issues 16 codes, so separators must not use up the 20-line budget
+    codes = [f"{i:02d}f3k-29dj" for i in range(16)]
+    text = "Recovery codes:\n\ue000\n" + "\n\ue000\n".join(codes) + "\n\ue000\nDone."
+    out = assert_redacted(text, "15f3k-29dj", "recovery_code", count=16)
+    assert out.endswith("\n\ue000\nDone.")
+
+
+def test_recovery_block_ends_where_the_code_list_ends() -> None:
+    text = "Backup codes:\n8f3k-29dj\n4kd8-2k3d\nPlease print this page.\nRef 12345678"
+    out = assert_redacted(text, "4kd8-2k3d", "recovery_code", count=2)
+    assert out.endswith("\nPlease print this page.\nRef 12345678")
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -188,13 +188,37 @@ def test_failed_listing_never_tombstones(capsys, synced: Path, demo_copy: Path, 
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'")[0][0] == 7
 
 
-def test_a_sync_refuses_to_mix_embedding_models(capsys, synced: Path, demo_copy: Path, db_url: str) -> None:
-    # The live index claims another model (as if embedded by a different one); a sync with the
-    # configured model must refuse rather than add vectors from a second model.
-    query(db_url, "INSERT INTO embedding_models (name, revision, weights_sha256, dimension, normalized, max_tokens)"
-                  " VALUES ('other-model', 'r1', repeat('0', 64), 384, true, 512) RETURNING id")
-    query(db_url, "UPDATE document_versions SET model_id = (SELECT id FROM embedding_models WHERE name = 'other-model')"
-                  " WHERE status = 'live' RETURNING id")
+@pytest.fixture(scope="module")
+def second_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A second sentence-transformers model on disk: the packaged MiniLM saved with a 128-token
+    input limit, which changes what it embeds and so its identity."""
+    from rag_pipeline.embedding import load_embedder
+
+    path = tmp_path_factory.mktemp("models") / "minilm-128"
+    model = load_embedder().model
+    original = model.max_seq_length
+    model.max_seq_length = 128
+    try:
+        model.save(str(path))
+    finally:
+        model.max_seq_length = original
+    return path
+
+
+def test_a_sync_refuses_to_mix_embedding_models(capsys, synced: Path, demo_copy: Path, db_url: str, second_model: Path) -> None:
+    other = synced.read_text() + f"embedding: {{model: {second_model}}}\n"
+    synced.write_text(other)
     (demo_copy / "new.md").write_text("# New\n\nA new document.\n")
     code, out = sync(capsys, synced)
     assert code == 1 and "never mixes models" in out["error"]
+    assert query(db_url, "SELECT count(*) FROM documents WHERE uri = 'new.md'")[0][0] == 0
+    assert query(db_url, "SELECT count(DISTINCT model_id) FROM chunks")[0][0] == 1
+
+
+def test_queries_always_embed_with_the_indexs_model(capsys, synced: Path, second_model: Path) -> None:
+    from rag_pipeline import cli
+
+    synced.write_text(synced.read_text() + f"embedding: {{model: {second_model}}}\n")
+    capsys.readouterr()
+    assert cli.main(["search", "travel approval", "--groups", "all-staff", "--config", str(synced)]) == 1
+    assert "index was embedded with all-MiniLM-L6-v2" in capsys.readouterr().err

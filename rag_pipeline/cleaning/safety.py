@@ -734,7 +734,8 @@ _NEUTRAL_TOKEN = re.compile(r"\d{1,3}[.):]|[-*•·–—|>]|\[[ xX]\]|\(\d{1,3}
 _TOKEN_TRIM = "()[],;.:\"'`*"
 _REDACTED_CODE = placeholder("recovery_code").strip(_TOKEN_TRIM)  # an already redacted code
 
-_MAX_CODE_LINES = 20
+_MAX_CODE_LINES = 20  # lines with letters or digits examined after a label
+_MAX_BLOCK_LINES = 64  # all lines, including layout-only ones (element separators, "* * *")
 _MAX_CODE_LINE = 512
 _MAX_LEADING_BLANKS = 2
 
@@ -790,30 +791,36 @@ def _line_end(text: str, start: int) -> int:
 def _recovery_block(text: str, folded: str, label: re.Match[str]) -> tuple[list[tuple[int, int]], int]:
     """Code spans in the block after one label, and where scanning may resume.
 
-    The block is the rest of the label's line plus up to 20 lines; it ends at a blank line once
-    codes were seen, at an over-long line, or at a line holding another label (which then
-    starts its own block). Work per label is bounded and labels never rescan each other's lines.
+    The block is the rest of the label's line plus up to 20 lines with content (lines without
+    letters or digits, such as element separators, are skipped but bounded too). Before the
+    first code line, intro prose is allowed ("Keep these safe:"); once codes were seen, the
+    block ends at a blank line or at the first line that is not a code line, since a code
+    list is contiguous. It also ends at an over-long line or at a line holding another label,
+    which then starts its own block. Work per label is bounded and blocks never overlap.
     """
     line_end = _line_end(text, label.end())
     spans, seen_codes = _code_line(text, label.end(), line_end)
-    position, blanks = line_end + 1, 0
-    for _ in range(_MAX_CODE_LINES):
-        if position >= len(text):
+    position, blanks, content_lines = line_end + 1, 0, 0
+    for _ in range(_MAX_BLOCK_LINES):
+        if position >= len(text) or content_lines >= _MAX_CODE_LINES:
             break
         end = _line_end(text, position)
+        line = text[position:end]
         if end - position > _MAX_CODE_LINE:
             break
-        if text[position:end].strip() == "":
+        if not line.strip():
             blanks += 1
             if seen_codes or blanks > _MAX_LEADING_BLANKS:
                 break
-            position = end + 1
-            continue
-        if _RECOVERY_LABEL.search(folded, position, end) is not None:
-            return spans, position
-        found, is_code_line = _code_line(text, position, end)
-        spans.extend(found)
-        seen_codes = seen_codes or is_code_line
+        elif any(char.isalnum() for char in line):
+            if _RECOVERY_LABEL.search(folded, position, end) is not None:
+                return spans, position
+            found, is_code_line = _code_line(text, position, end)
+            if seen_codes and not is_code_line:
+                return spans, position  # the list is over
+            spans.extend(found)
+            seen_codes = seen_codes or is_code_line
+            content_lines += 1
         position = end + 1
     return spans, max(label.end(), min(position, len(text)))
 
