@@ -33,6 +33,8 @@ def test_workspace_definitions_load_like_dagster_dev() -> None:
     job = definitions.resolve_job_def("sync")
     assert {n.name for n in job.nodes} >= {"plan", "parsed", "cleaned", "chunked", "embedded", "staged", "published"}
     assert definitions.resolve_schedule_def("nightly_sync").job_name == "sync"
+    sensor = definitions.resolve_sensor_def("record_failed_sync_runs")
+    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
     assert "rag_pipeline.definitions" in (PROJECT_ROOT / "workspace.yaml").read_text()
     assert callable(defs)
 
@@ -121,3 +123,28 @@ def test_the_ui_serves_the_asset_graph_from_workspace_yaml(job_config: Path, tmp
     finally:
         proc.terminate()
         proc.wait(20)
+
+
+def test_failed_ui_runs_are_recorded_and_release_their_source(job_config: Path, db_url: str, demo_copy: Path) -> None:
+    """A run that fails in Dagster (here: a broken access file stops the plan after the run was
+    registered) is marked failed in the index by the failure sensor, freeing the source."""
+    from rag_pipeline.definitions import load_definitions
+    from rag_pipeline.defs.resources import IndexDatabase, PipelineSettings
+    from rag_pipeline.defs.sensors import record_failed_sync_runs
+
+    (demo_copy / "hr" / "_access.yaml").write_text("groups: not-a-list\n")
+    with dg.instance_for_test() as instance:
+        result = load_definitions().resolve_job_def("sync").execute_in_process(instance=instance, raise_on_error=False)
+        assert not result.success
+        assert query(db_url, "SELECT status FROM runs WHERE run_id = %s", result.run_id) == [("running",)]
+        [failure] = instance.get_records_for_run(result.run_id, of_type=dg.DagsterEventType.RUN_FAILURE).records
+        with dg.build_run_status_sensor_context(
+            sensor_name="record_failed_sync_runs",
+            dagster_event=failure.event_log_entry.dagster_event,
+            dagster_instance=instance,
+            dagster_run=instance.get_run_by_id(result.run_id),
+            resources={"database": IndexDatabase(settings=PipelineSettings(config_path=str(job_config)))},
+        ) as context:
+            record_failed_sync_runs(context.for_run_failure())
+    row = query(db_url, "SELECT status, error FROM runs WHERE run_id = %s", result.run_id)[0]
+    assert row[0] == "failed" and row[1]

@@ -58,6 +58,7 @@ def parse_items(ctx: SyncContext) -> dict[str, Any]:
                 counts["pages"] += wire.get("page_count") or 0
                 counts["ocr_pages"] += len(wire.get("ocr_pages") or [])
                 warnings.extend(f"{item['uri']}: {w}" for w in wire.get("warnings") or [])
+        store.update_run(conn, ctx.run_id, counts={"parse": dict(counts)})
     return {"counts": dict(counts), "warnings": warnings}
 
 
@@ -147,4 +148,5 @@ def embed_items(ctx: SyncContext, embedder: Embedder, model_id: int) -> dict[str
                         conn, ctx.run_id, item["source"], item["uri"], "embedded", "embeddings",
                         matrix.astype(np.float32).tobytes(),
                     )
+        store.update_run(conn, ctx.run_id, counts={"embed": dict(counts)})
     return {"counts": dict(counts)}

@@ -1,0 +1,139 @@
+"""HTML table -> GitHub Markdown, with the clean-up that real exported tables need.
+
+Tables become Markdown with a header row so that a table stays one readable chunk; spans are
+expanded so columns line up, and the spacer rows/columns and split "$" / ")" cells of financial
+filings are folded away because in Markdown they are only noise."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lxml import etree
+from lxml import html as lxml_html
+
+from rag_pipeline.parsing.office.text import normalize_whitespace
+
+# The maximum colspan/rowspan honoured; see `clamped_span`.
+_MAX_SPAN = 50
+_LEADING_UNITS = {"$", "€", "£", "¥", "US$", "CHF", "(", "($", "$("}
+_TRAILING_UNITS = {")", "%", ")%", "%)"}
+
+
+def html_table_to_markdown(table_html: str) -> str:
+    """Convenience for callers holding raw table HTML; empty string when there is no table."""
+    rows = html_table_rows(table_html)
+    return rows_to_markdown(rows) if rows else ""
+
+
+def html_table_rows(table_html: str) -> list[list[str]]:
+    """The cell texts of the first <table> in `table_html`, one list per row, with colspans and
+    rowspans expanded to empty cells so columns line up, and all-empty rows and columns removed
+    (financial filings use them as spacers, and in Markdown they are only noise)."""
+    try:
+        root = lxml_html.fragment_fromstring(table_html, create_parent="div")
+    except (etree.ParserError, ValueError):
+        return []
+    tables = root.xpath(".//table")
+    if not tables:
+        return []
+    grid = [_merge_unit_cells(row) for row in _expand_spans(tables[0])]
+    rows = _drop_empty_rows_and_columns(grid)
+    return _drop_empty_rows_and_columns(_shift_orphan_headers(rows)) if len(rows) > 1 else rows
+
+
+def rows_to_markdown(rows: list[list[str]]) -> str:
+    """GitHub-flavoured Markdown with the first row as the header row."""
+    width = max(len(row) for row in rows)
+    padded = [[_escape_cell(c) for c in row] + [""] * (width - len(row)) for row in rows]
+    lines = ["| " + " | ".join(padded[0]) + " |", "|" + "|".join(["---"] * width) + "|"]
+    lines.extend("| " + " | ".join(row) + " |" for row in padded[1:])
+    return "\n".join(lines)
+
+
+def clamped_span(cell: Any, attribute: str) -> int:
+    """colspan/rowspan, clamped: a hostile colspan="100000" must not allocate a huge grid."""
+    try:
+        return max(1, min(int(cell.get(attribute, "1")), _MAX_SPAN))
+    except ValueError:
+        return 1
+
+
+def _table_rows(table: Any) -> list[Any]:
+    """Rows of this table only, not of tables nested inside its cells."""
+    return table.xpath("./tr | ./thead/tr | ./tbody/tr | ./tfoot/tr")
+
+
+def _expand_spans(table: Any) -> list[list[str]]:
+    """The table as a grid of cell texts, a spanned cell's text in its first slot and empty
+    strings in the slots it covers, so that every column index means the same column."""
+    grid: list[list[str]] = []
+    carried: dict[tuple[int, int], str] = {}  # (row, col) cells covered by a rowspan above
+    for r, row in enumerate(_table_rows(table)):
+        out: list[str] = []
+        col = 0
+        for cell in row.xpath("./td | ./th"):
+            while (r, col) in carried:
+                out.append(carried.pop((r, col)))
+                col += 1
+            text = normalize_whitespace("".join(cell.itertext()))
+            for extra_col in range(clamped_span(cell, "colspan")):
+                out.append(text if extra_col == 0 else "")
+                for extra_row in range(1, clamped_span(cell, "rowspan")):
+                    carried[(r + extra_row, col)] = ""
+                col += 1
+        while (r, col) in carried:
+            out.append(carried.pop((r, col)))
+            col += 1
+        grid.append(out)
+    return grid
+
+
+def _merge_unit_cells(row: list[str]) -> list[str]:
+    """Financial tables put "$" and ")" / "%" in cells of their own; glue them to the number
+    they belong to ("$ 1,234" / "(56)" / "7 %") so a row reads as values, not fragments."""
+    row = list(row)
+    for i, cell in enumerate(row):
+        if cell in _LEADING_UNITS:
+            nxt = next((j for j in range(i + 1, len(row)) if row[j]), None)
+            if nxt is not None and row[nxt] not in _LEADING_UNITS | _TRAILING_UNITS:
+                row[nxt] = f"{cell}{row[nxt]}" if cell.endswith("(") else f"{cell} {row[nxt]}"
+                row[i] = ""
+        elif cell in _TRAILING_UNITS:
+            prev = next((j for j in range(i - 1, -1, -1) if row[j]), None)
+            if prev is not None:
+                row[prev] = f"{row[prev]}{cell}"
+                row[i] = ""
+    return row
+
+
+def _shift_orphan_headers(rows: list[list[str]]) -> list[list[str]]:
+    """A header over a column that is empty in every body row (its values moved one cell right,
+    e.g. after a "$" column) belongs to the next column that has values but no header."""
+    header, body = list(rows[0]), rows[1:]
+    width = len(header)
+    has_values = [any(row[c] for row in body) for c in range(width)]
+    for c in range(width):
+        if header[c] and not has_values[c]:
+            for target in range(c + 1, width):
+                if header[target]:
+                    break
+                if has_values[target]:
+                    header[target], header[c] = header[c], ""
+                    break
+    return [header, *body]
+
+
+def _drop_empty_rows_and_columns(grid: list[list[str]]) -> list[list[str]]:
+    """Spacer rows and columns go; ragged rows are padded so every row has the same width."""
+    rows = [row for row in grid if any(cell for cell in row)]
+    if not rows:
+        return []
+    width = max(len(row) for row in rows)
+    rows = [row + [""] * (width - len(row)) for row in rows]
+    keep = [c for c in range(width) if any(row[c] for row in rows)]
+    return [[row[c] for c in keep] for row in rows]
+
+
+def _escape_cell(text: str) -> str:
+    """A pipe would end the cell; a backslash before it would un-escape our escape."""
+    return text.replace("\\", "\\\\").replace("|", "\\|")

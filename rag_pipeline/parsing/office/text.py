@@ -1,0 +1,62 @@
+"""Bytes to text, and whitespace normalisation for matching texts across representations."""
+
+from __future__ import annotations
+
+import re
+
+from rag_pipeline.parsing.types import ParseError
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+_META_CHARSET_RE = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]{1,40})""", re.I)
+
+
+def decode_utf8_strict(data: bytes, what: str) -> str:
+    """Text and Markdown must be UTF-8: guessing a legacy code page silently corrupts accented
+    text in the index, while an error tells the owner exactly what to fix. A BOM is allowed."""
+    offset = len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0
+    try:
+        return data[offset:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(
+            f"{what} file is not valid UTF-8 at byte {exc.start + offset}; re-save the file as UTF-8"
+        ) from exc
+
+
+def decode_html(data: bytes) -> str:
+    """HTML may legitimately be in any charset: honour a BOM, then the <meta> declaration, then
+    try UTF-8, and only then guess (cp1252 never fails, so a page always decodes)."""
+    if data.startswith(UTF8_BOM):
+        return data[len(UTF8_BOM) :].decode("utf-8", errors="replace")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    declared = _META_CHARSET_RE.search(data[:8192])
+    if declared:
+        try:
+            return data.decode(declared.group(1).decode("ascii"), errors="replace")
+        except LookupError:
+            pass  # unknown charset name: fall through to detection
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return _guess_decode(data)
+
+
+def _guess_decode(data: bytes) -> str:
+    """Last resort for undeclared non-UTF-8 HTML."""
+    try:
+        from charset_normalizer import from_bytes
+
+        best = from_bytes(data[:1_000_000]).best()
+        if best is not None and best.encoding:
+            return data.decode(best.encoding, errors="replace")
+    except Exception:  # noqa: BLE001 -- detection is best effort
+        pass
+    return data.decode("cp1252", errors="replace")
+
+
+def normalize_whitespace(text: str) -> str:
+    """Collapse every whitespace run to one space and trim the ends: the same words must compare
+    equal whether they came from python-pptx, lxml or unstructured, which wrap and indent
+    differently."""
+    return " ".join(text.split())
