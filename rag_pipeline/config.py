@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from rag_pipeline.yaml_io import YAMLError, load_yaml
 
 from rag_pipeline.parsing.types import ParseLimits
 
@@ -93,8 +93,8 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
             f"config file {config_path} not found; pass --config FILE or set {CONFIG_ENV}"
         )
     try:
-        raw = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raw = load_yaml(config_path.read_text(encoding="utf-8")) or {}
+    except (YAMLError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{config_path}: not valid YAML: {exc}") from exc
     if not isinstance(raw, dict):
         raise ConfigError(f"{config_path}: top level must be a mapping of keys")

@@ -8,6 +8,7 @@ own, not by trusting the retrieval query's filters: the gate is the second line 
 from __future__ import annotations
 
 import math
+from collections import Counter
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-import yaml
+from rag_pipeline.yaml_io import YAMLError, load_yaml
 
 from rag_pipeline import store
 from rag_pipeline.embedding import Embedder
@@ -73,16 +74,15 @@ class EvalReport:
 
 def load_eval_set(path: Path) -> list[EvalCase]:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise EvalSetError(f"evaluation set {path} not found; fix evaluation.eval_set in the config") from exc
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+    except (YAMLError, UnicodeDecodeError) as exc:
         raise EvalSetError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(raw, list) or not raw:
         raise EvalSetError(f"{path}: must be a non-empty list of cases")
     cases = [_case(item, path, i) for i, item in enumerate(raw)]
-    ids = [c.id for c in cases]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    duplicates = sorted(i for i, n in Counter(c.id for c in cases).items() if n > 1)
     if duplicates:
         raise EvalSetError(f"{path}: duplicate case ids {duplicates}")
     return cases

@@ -16,8 +16,8 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from rag_pipeline.parsing import pdf as pdf_module
 from rag_pipeline.parsing.pdf import PARSER_VERSION, parse_pdf
+from rag_pipeline.parsing.pdf import ocr as pdf_ocr
 from rag_pipeline.parsing.types import Element, ParsedDocument, ParseError, ParseLimits
 
 ENGLISH_OCR = ParseLimits(ocr_languages="eng")  # one language: 2x faster OCR, same test value
@@ -247,12 +247,12 @@ def test_missing_tesseract_gives_install_hint(corpus_dir, monkeypatch):
     out = pymupdf.open(corpus_dir / "docs/pdf/scotus_transcript_p1.pdf")
     out.insert_pdf(pymupdf.open(corpus_dir / "docs/scanned/linn_two_column_brochure_scan.pdf"))
     monkeypatch.setenv("PATH", "/nonexistent")
-    pdf_module._tesseract_setup.cache_clear()
+    pdf_ocr._tesseract_setup.cache_clear()
     try:
         doc = parse_pdf(out.tobytes(), name="mixed.pdf")
     finally:
         monkeypatch.undo()
-        pdf_module._tesseract_setup.cache_clear()
+        pdf_ocr._tesseract_setup.cache_clear()
     assert "page 2 has no text layer and OCR is not installed (apt-get install tesseract-ocr)" in doc.warnings
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-import yaml
+from rag_pipeline.yaml_io import YAMLError, load_yaml
 
 ACCESS_FILE = "_access.yaml"
 MAX_ACCESS_FILE_BYTES = 1024 * 1024
@@ -28,8 +28,8 @@ class AccessRule:
 
 def parse_access_file(text: str, where: str) -> AccessRule:
     try:
-        raw: Any = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        raw: Any = load_yaml(text)
+    except YAMLError as exc:
         raise AccessFileError(f"{where}: not valid YAML ({exc}); fix it or the folder cannot be synced") from exc
     if raw is None:
         raw = {}

@@ -1,0 +1,117 @@
+"""One parse function per format: partition with `unstructured`, then map to `Element`s.
+
+The partitioners are imported inside each function: importing `unstructured` is slow and
+pulls in heavy dependencies, and only the formats actually seen should pay for it. `limits` is
+part of every parser's signature; size and archive limits are enforced by the dispatcher."""
+
+from __future__ import annotations
+
+from io import BytesIO
+from typing import Any, Callable, Sequence
+
+from rag_pipeline.parsing.office.elements import map_docx_element, map_markup_elements
+from rag_pipeline.parsing.office.html_content import extract_main_content
+from rag_pipeline.parsing.office.markdown_tables import normalize_md_table_delimiters
+from rag_pipeline.parsing.office.slides import SlideHints, map_slide, pptx_slide_hints
+from rag_pipeline.parsing.office.text import decode_html, decode_utf8_strict, normalize_whitespace
+from rag_pipeline.parsing.office.version import PARSER_VERSION
+from rag_pipeline.parsing.types import Element, ParsedDocument, ParseLimits
+
+
+def _parse_docx(data: bytes, limits: ParseLimits) -> ParsedDocument:
+    """DOCX pages are a rendering artefact (Word reflows them), so elements carry no page."""
+    from unstructured.partition.docx import partition_docx
+
+    raw = partition_docx(
+        file=BytesIO(data), include_page_breaks=False, infer_table_structure=True, languages=[""]
+    )
+    elements = [el for item in raw for el in map_docx_element(item)]
+    return ParsedDocument(elements=elements, parser=PARSER_VERSION)
+
+
+def _parse_pptx(data: bytes, limits: ParseLimits) -> ParsedDocument:
+    """Slides are the pages of a deck: every element carries its slide number."""
+    from unstructured.partition.pptx import partition_pptx
+
+    hints = pptx_slide_hints(data)
+    raw = partition_pptx(
+        file=BytesIO(data), include_page_breaks=False, infer_table_structure=True, languages=[""]
+    )
+    by_slide: dict[int, list[Any]] = {}
+    for item in raw:
+        by_slide.setdefault(item.metadata.page_number or 1, []).append(item)
+    elements: list[Element] = []
+    for slide_no in sorted(by_slide):
+        slide_hints = hints[slide_no - 1] if 0 < slide_no <= len(hints) else SlideHints()
+        elements.extend(map_slide(by_slide[slide_no], slide_no, slide_hints))
+    return ParsedDocument(elements=elements, parser=PARSER_VERSION, page_count=len(hints) or None)
+
+
+def _parse_html(data: bytes, limits: ParseLimits) -> ParsedDocument:
+    """Strip the site chrome first, then let unstructured partition what is left."""
+    from unstructured.partition.html import partition_html
+
+    main_html, captions = extract_main_content(decode_html(data))
+    raw = partition_html(text=main_html, languages=[""])
+    elements = map_markup_elements(raw)
+    for element in elements:
+        if element.kind == "paragraph" and normalize_whitespace(element.text) in captions:
+            element.kind = "caption"
+    return ParsedDocument(elements=elements, parser=PARSER_VERSION)
+
+
+def _parse_markdown(data: bytes, limits: ParseLimits) -> ParsedDocument:
+    """Markdown goes through python-markdown (tables, fenced code) and the HTML partitioner."""
+    from unstructured.partition.md import partition_md
+
+    text = decode_utf8_strict(data, "Markdown")
+    if not text.strip():
+        return ParsedDocument(elements=[], parser=PARSER_VERSION)
+    raw = partition_md(text=normalize_md_table_delimiters(text), languages=[""])
+    return ParsedDocument(elements=map_markup_elements(raw), parser=PARSER_VERSION)
+
+
+def _parse_text(data: bytes, limits: ParseLimits) -> ParsedDocument:
+    """Plain text has no markup, so its headings are unstructured's short-line guesses; they are
+    kept as level-1 headings because in notes and READMEs such lines nearly always are."""
+    from unstructured.partition.text import partition_text
+
+    text = decode_utf8_strict(data, "text")
+    if not text.strip():
+        return ParsedDocument(elements=[], parser=PARSER_VERSION)
+    raw = partition_text(text=text, languages=[""])
+    return ParsedDocument(elements=map_markup_elements(raw), parser=PARSER_VERSION)
+
+
+def _parse_email(data: bytes, limits: ParseLimits) -> ParsedDocument:
+    """The subject becomes the top heading (it is what people search for); body headings sit one
+    level below it. Attachments are NOT parsed: they would bypass the type checks and limits
+    that every file gets, so they must be ingested as files of their own."""
+    from unstructured.partition.email import partition_email
+
+    raw = partition_email(file=BytesIO(data), process_attachments=False, languages=[""])
+    elements = map_markup_elements(raw, heading_offset=1)
+    subject = _email_subject(raw)
+    if subject:
+        elements.insert(0, Element(kind="heading", text=subject, level=1))
+    return ParsedDocument(elements=elements, parser=PARSER_VERSION)
+
+
+def _email_subject(raw: Sequence[Any]) -> str:
+    """The Subject header, which unstructured only exposes as per-element metadata."""
+    for item in raw:
+        subject = getattr(item.metadata, "subject", None)
+        if subject and subject.strip():
+            return normalize_whitespace(subject)
+    return ""
+
+
+PARSERS: dict[str, Callable[[bytes, ParseLimits], ParsedDocument]] = {
+    "docx": _parse_docx,
+    "pptx": _parse_pptx,
+    "html": _parse_html,
+    "markdown": _parse_markdown,
+    "text": _parse_text,
+    "email": _parse_email,
+}
+KINDS = tuple(PARSERS)

@@ -1,0 +1,153 @@
+"""The parse of one PDF: open and validate the file, read it page by page, then the
+document-wide steps (headings, table continuation). Every way a file can be unusable becomes a
+ParseError that tells an operator what to do; a page that fails is reported and skipped.
+"""
+
+from __future__ import annotations
+
+import pymupdf
+
+from rag_pipeline.parsing.pdf.elements import to_elements
+from rag_pipeline.parsing.pdf.font_headings import apply_font_headings
+from rag_pipeline.parsing.pdf.lines import text_rows
+from rag_pipeline.parsing.pdf.model import Page
+from rag_pipeline.parsing.pdf.ocr import OcrEngine, needs_ocr
+from rag_pipeline.parsing.pdf.outline_headings import apply_outline_headings
+from rag_pipeline.parsing.pdf.paragraphs import merge_broken_paragraphs, split_block
+from rag_pipeline.parsing.pdf.reading_order import reading_order
+from rag_pipeline.parsing.pdf.tables import find_tables
+from rag_pipeline.parsing.pdf.text import TEXT_FLAGS
+from rag_pipeline.parsing.types import ParsedDocument, ParseError, ParseLimits
+
+# Bump "+layoutN" whenever a rule in this package changes what a document parses to: the version is stored
+# with each parsed document so a rule change triggers a re-parse.
+PARSER_VERSION = f"pymupdf-{pymupdf.__version__}+layout1"
+
+
+def parse_pdf(data: bytes, *, name: str, limits: ParseLimits = ParseLimits()) -> ParsedDocument:
+    """Parse PDF bytes into Elements in reading order.
+
+    Raises ParseError (never a raw PyMuPDF exception) for files that cannot yield text: not a PDF,
+    damaged beyond repair, truncated, password-protected, empty, over the page limit, or with no
+    extractable text even after OCR.
+    """
+    doc = _open_document(data, name, limits)
+    try:
+        return _parse_open_document(doc, name, limits)
+    except ParseError:
+        raise
+    except Exception as exc:  # a PyMuPDF/MuPDF failure deep inside a damaged file
+        raise ParseError(
+            f"{name}: PDF could not be read ({type(exc).__name__}: {exc}); the file is probably "
+            "damaged: re-export or re-download it, or add it to the deny list"
+        ) from exc
+    finally:
+        doc.close()
+
+
+def _parse_open_document(doc: pymupdf.Document, name: str, limits: ParseLimits) -> ParsedDocument:
+    """Pages first, then the document-wide steps: headings need the font statistics of every
+    page, and a table may continue on the next page."""
+    warnings: list[str] = []
+    ocr = OcrEngine(limits)
+    pages: list[Page] = []
+    for index in range(doc.page_count):
+        page = _read_page(doc, index, ocr, warnings)
+        if page is not None:
+            pages.append(page)
+    if not any(unit.lines or unit.rows for page in pages for unit in page.units):
+        raise ParseError(_no_text_message(name, doc.page_count, warnings))
+    if not apply_outline_headings(doc, pages):
+        apply_font_headings(pages)
+    elements = to_elements(pages)
+    return ParsedDocument(
+        elements=elements,
+        parser=PARSER_VERSION,
+        page_count=doc.page_count,
+        warnings=warnings,
+        ocr_pages=[page.number for page in pages if page.ocr],
+    )
+
+
+def _no_text_message(name: str, page_count: int, warnings: list[str]) -> str:
+    """The message for a PDF without any text, saying why (scan without OCR, blank pages)."""
+    if any("OCR" in w for w in warnings):
+        detail = "; ".join(w for w in warnings if "OCR" in w)[:500]
+        return f"{name}: no extractable text in {page_count} page(s): {detail}"
+    return (
+        f"{name}: no extractable text in {page_count} page(s): the pages are blank or hold only "
+        "graphics; check the file, or exclude it from indexing"
+    )
+
+
+def _open_document(data: bytes, name: str, limits: ParseLimits) -> pymupdf.Document:
+    """Open and validate, turning every way a file can be unusable into a ParseError that says
+    what is wrong and what an operator can do about it."""
+    if len(data) > limits.max_bytes:
+        raise ParseError(
+            f"{name}: PDF is {len(data) / 1e6:.1f} MB, over the {limits.max_bytes / 1e6:.0f} MB limit; "
+            "split the file or raise max_bytes for this source"
+        )
+    if b"%PDF-" not in data[:1024]:
+        raise ParseError(
+            f"{name}: not a PDF (no %PDF- header; starts with {data[:16]!r}); it is probably another "
+            "format saved with a .pdf name: convert it or fix the file extension"
+        )
+    try:
+        doc = pymupdf.open(stream=data, filetype="pdf")
+    except Exception as exc:
+        raise ParseError(
+            f"{name}: PDF is damaged and cannot be opened ({exc}); re-export or re-download it"
+        ) from exc
+    try:
+        _check_document(doc, data, name, limits)
+    except BaseException:
+        doc.close()
+        raise
+    return doc
+
+
+def _check_document(doc: pymupdf.Document, data: bytes, name: str, limits: ParseLimits) -> None:
+    """Checks that need the opened document (encryption, truncation, page count)."""
+    if doc.needs_pass:
+        raise ParseError(
+            f"{name}: PDF is encrypted and needs a password; remove the protection or add the "
+            "file to the deny list"
+        )
+    if getattr(doc, "is_repaired", False) and b"%%EOF" not in data[-2048:]:
+        raise ParseError(
+            f"{name}: PDF is truncated (damaged cross-reference table and no end-of-file marker); "
+            "the file was cut off during transfer: download or export it again"
+        )
+    if doc.page_count == 0:
+        raise ParseError(f"{name}: PDF has no pages; check the source file")
+    if doc.page_count > limits.max_pages:
+        raise ParseError(
+            f"{name}: PDF has {doc.page_count} pages, over the {limits.max_pages}-page limit; "
+            "split the document or raise max_pages for this source"
+        )
+
+
+def _read_page(doc: pymupdf.Document, index: int, ocr: OcrEngine, warnings: list[str]) -> Page | None:
+    """Text units of one page in reading order; a page that fails is reported, not fatal."""
+    number = index + 1
+    try:
+        page = doc.load_page(index)
+        if page.rotation:
+            page.remove_rotation()  # text coordinates as displayed (in memory only; bytes untouched)
+        rect = page.rect
+        used_ocr = False
+        text_dict = page.get_text("dict", flags=TEXT_FLAGS)
+        if needs_ocr(page, text_dict):
+            textpage = ocr.textpage(page, number, warnings)
+            if textpage is not None:
+                text_dict = page.get_text("dict", flags=TEXT_FLAGS, textpage=textpage)
+                used_ocr = True
+        tables = [] if used_ocr else find_tables(page, warnings, number)
+        lines_by_block = text_rows(text_dict, [t.bbox for t in tables])
+        units = [u for block in lines_by_block for u in split_block(block)]
+        ordered, gutters = reading_order(units + tables, rect.height)
+        return Page(number, rect.height, merge_broken_paragraphs(ordered), used_ocr, gutters)
+    except Exception as exc:
+        warnings.append(f"page {number} could not be read and was skipped ({type(exc).__name__}: {exc})")
+        return None
