@@ -173,3 +173,12 @@ def test_missing_config_exits_2(capsys, tmp_path: Path) -> None:
 
     assert cli.main(["sync", "--config", str(tmp_path / "none.yaml")]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+def test_unreachable_database_is_a_clear_error(capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rag_pipeline import cli
+
+    config = write_config(tmp_path, "postgresql://nobody@127.0.0.1:1/none", docs=tmp_path)
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    assert cli.main(["status", "--config", str(config)]) == 1
+    assert "cannot connect to PostgreSQL" in capsys.readouterr().err

@@ -44,5 +44,10 @@ def prepare_database(config: Config) -> str:
     """Resolve the database URL (starting the embedded server if needed) and migrate it."""
     url = database.resolve_url(config.database_url, config.pgdata_dir)
     with database.connect(url) as conn:
-        store.migrate(conn)
+        try:
+            store.migrate(conn)
+        except psycopg.errors.FeatureNotSupported as exc:
+            raise database.DatabaseError(f"the database lacks the pgvector extension: {exc}; install pgvector there") from exc
+        except psycopg.Error as exc:
+            raise database.DatabaseError(f"cannot prepare the index schema: {exc}") from exc
     return url
