@@ -19,8 +19,8 @@ from rag_pipeline.parsing.pdf.tables import find_tables
 from rag_pipeline.parsing.pdf.text import TEXT_FLAGS
 from rag_pipeline.parsing.types import ParsedDocument, ParseError, ParseLimits
 
-# Bump "+layoutN" whenever a rule in this package changes what a document parses to: the version is stored
-# with each parsed document so a rule change triggers a re-parse.
+# Bump "+layoutN" whenever a rule in this package changes what a document parses to: the version
+# is stored with each parsed document so a rule change triggers a re-parse.
 PARSER_VERSION = f"pymupdf-{pymupdf.__version__}+layout1"
 
 

@@ -14,7 +14,10 @@ import pymupdf
 # Ligatures are expanded ("ﬁ" -> "fi") because search queries never contain them; images are
 # left out of the text dictionary because decoding them costs up to a second per scanned page.
 TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
+# A bullet glyph (including the private-use codes of Symbol/Wingdings bullets), or a dash or
+# asterisk followed by a space.
 BULLET_RE = re.compile(r"^[\u2022\u2023\u25e6\u2043\u2219\u25aa\u25ab\u25cf\u25cb\u25a0\u25a1\u27a2\u25b8\u25ba\u2713\u2714\uf0b7\uf0a7\uf0d8\uf076\uf0fc]\s*|^[-\u2013\u2014*]\s+")
+# A leading section number: "2", "2.3.59", "A.1", "2.3.59-1".
 SECTION_NO_RE = re.compile(r"^\s*((?:\d+|[A-Z])(?:[.\-]\d+)*)\.?(?=\s|$)")
 
 

@@ -1,0 +1,131 @@
+"""Control characters, terminal escapes and invisible text: the first half of the safety pass.
+
+Parsed documents reach terminals (operators tailing logs, reviewers reading chunks) and models.
+A document must not be able to act on whoever displays it (escape sequences, C0/C1 controls),
+nor show a reviewer different text from what the index and the model read (bidi overrides,
+zero-width characters, Unicode "tag" characters used for ASCII smuggling, variation-selector
+runs used to smuggle bytes). This runs before redaction so such characters cannot split a
+secret's label or value and let it slip past the patterns.
+
+Every pattern is bounded and possessive: one C-level scan per pass, whatever the input.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Line-break variants become "\n". This is normalisation, not neutralisation, so it is not
+# counted: CRLF files and form-feed page breaks from PDF extraction are ordinary. A lone CR is
+# still made harmless (it can no longer overwrite a terminal line).
+_OTHER_NEWLINES = re.compile("[\x0b\x0c\x85\u2028\u2029]")
+
+# Terminal escape sequences, removed whole (each counts once). Order matters: string
+# sequences (OSC incl. OSC 8 hyperlinks, DCS, SOS, PM, APC) before CSI before the short
+# escapes, because all start with ESC. Payloads are bounded and possessive: an unterminated
+# OSC does not match and falls through to the short-escape branch, which removes "ESC ]" and
+# leaves the (now inert) payload as visible text. Lone ESCs are removed with the C0 controls.
+_ESCAPE_SEQUENCE = re.compile(
+    "\x1b(?:"
+    "[]PX^_][^\x07\x1b\x9c]{0,8192}+(?:\x07|\x1b\\\\|\x9c)"  # OSC / DCS / SOS / PM / APC
+    "|\\[[0-?]{0,64}+[ -/]{0,16}+[@-~]"  # CSI: ESC [ params intermediates final
+    "|[ -/]{0,8}+[0-~]"  # nF, Fp, Fe, Fs escapes: ESC 7, ESC c, ESC ( B, ESC \\ ...
+    ")"
+)
+
+# Always removed, one character at a time (8-bit C1 introducers too: removing the single
+# character is enough to make "\x9b2J" inert text, and never eats a following letter).
+_CONTROL_OR_INVISIBLE = re.compile(
+    "[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f"  # C0 (bar \t \n) and C1 (bar NEL) controls
+    "\u202a-\u202e\u2066-\u2069"  # bidi embeddings, overrides, isolates (Trojan Source)
+    "\u200b\u2060-\u2064\ufeff\u180e\ufff9-\ufffb]"  # zero-width space, word joiner, BOM, ...
+)
+
+# Tag characters are invisible ASCII ("ASCII smuggling" of instructions to a model). Their one
+# legitimate use, emoji subdivision flags (black flag + tags + cancel tag), is kept (group 1).
+_TAGS = re.compile(
+    "(\U0001f3f4[\U000e0020-\U000e007e]{1,16}+\U000e007f)|[\U000e0000-\U000e007f]"
+)
+_ANY_TAG = re.compile("[\U000e0000-\U000e007f]")
+
+# A variation selector legitimately follows one base character; runs of them encode bytes.
+_VARIATION_SELECTOR_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}+")
+_ANY_VARIATION_SELECTOR = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+
+# Characters around which a zero-width (non-)joiner is legitimate: scripts that use ZWJ/ZWNJ
+# for shaping (Arabic, Syriac, Indic, Thai, Myanmar, Khmer, Mongolian ...) and emoji ZWJ
+# sequences. Between Latin letters they only serve to hide or split words, so they go.
+_JOIN_CONTEXT = (
+    "\u0600-\u08ff"  # Arabic, Syriac, Thaana, NKo, Samaritan, Mandaic, Arabic extended
+    "\u0900-\u0dff"  # Devanagari .. Sinhala
+    "\u0e00-\u0fff"  # Thai, Lao, Tibetan
+    "\u1000-\u109f"  # Myanmar
+    "\u1780-\u18af"  # Khmer, Mongolian
+    "\ua8e0-\ua8ff\ua9e0-\ua9ff\uaa60-\uaa7f"  # Devanagari ext., Myanmar ext.
+    "\ufb50-\ufdff\ufe70-\ufefe"  # Arabic presentation forms
+    "\u2190-\u21ff\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff"  # arrows, technical, symbols, dingbats
+    "\u00a9\u00ae\u203c\u2049\u2122\u2139\u20e3\ufe0f"  # emoji-capable symbols, keycap, VS16
+    "\U0001f000-\U0001faff"  # emoji blocks incl. skin-tone modifiers
+)
+_STRAY_JOINER = re.compile(
+    f"[\u200c\u200d](?:(?<![{_JOIN_CONTEXT}][\u200c\u200d])|(?![{_JOIN_CONTEXT}]))"
+)
+
+# Any character one of the passes below could remove.
+_ANY_NEUTRALISED = re.compile(
+    "[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u200b-\u200d\u202a-\u202e\u2060-\u2069"
+    "\ufeff\u180e\ufff9-\ufffb\ufe00-\ufe0f\U000e0000-\U000e01ef]"
+)
+
+
+def neutralise_controls(text: str) -> tuple[str, int]:
+    """Make `text` inert for terminals and honest for reviewers; return it and how many
+    sequences/characters were neutralised.
+
+    Line breaks are normalised to "\\n" (uncounted). Escape sequences are removed whole, so an
+    OSC 8 hyperlink keeps its visible label but loses its hidden target, and "ESC[2J" cannot
+    clear a screen. Bidi overrides and zero-width characters are removed because they make the
+    text a reviewer sees differ from the text the index and the model see.
+
+    Each pass is one C-level scan and the rarer passes run only when their characters occur,
+    so a clean 20 MB text costs a few tens of milliseconds.
+    """
+    text = _normalise_newlines(text)
+    if "\x1b" not in text and _ANY_NEUTRALISED.search(text) is None:
+        return text, 0  # the common case: one scan
+    sequences = 0
+    if "\x1b" in text:
+        text, sequences = _ESCAPE_SEQUENCE.subn("", text)
+    before = len(text)
+    text = _CONTROL_OR_INVISIBLE.sub("", text)
+    for _ in range(_MAX_CONTEXT_PASSES):
+        length = len(text)
+        text = _remove_context_dependent(text)
+        if len(text) == length:
+            break
+    return text, sequences + (before - len(text))
+
+
+# Removing one invisible character can change the context of the next (a stray joiner between
+# two variation selectors turns them into a run), so these passes repeat until nothing changes;
+# each repetition removes at least one character and real text settles after one or two.
+_MAX_CONTEXT_PASSES = 4
+
+
+def _remove_context_dependent(text: str) -> str:
+    """Tag characters, stray joiners and variation-selector runs, in that order."""
+    if _ANY_TAG.search(text):
+        text = _TAGS.sub(r"\1", text)
+    if "\u200c" in text or "\u200d" in text:
+        text = _STRAY_JOINER.sub("", text)
+    if _ANY_VARIATION_SELECTOR.search(text):
+        text = _VARIATION_SELECTOR_RUN.sub("", text)
+    return text
+
+
+def _normalise_newlines(text: str) -> str:
+    """CRLF, CR, VT, FF, NEL, LS and PS all become "\\n"."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if _OTHER_NEWLINES.search(text) is None:
+        return text
+    return _OTHER_NEWLINES.sub("\n", text)

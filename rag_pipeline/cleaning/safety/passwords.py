@@ -1,0 +1,89 @@
+"""Passwords after a label, in the languages our documents use: `password: hunter2`,
+`Passwort: ...`, `mot de passe : ...`, `heslo: ...`, `contraseña = ...`.
+
+Unlike API keys, passwords are chosen by people and can be plain words, so the value cannot be
+judged by shape alone; `_accept_password` weighs the value against the prose and code that
+also follow such labels ("Password: must be 12 characters", `password = os.environ["PW"]`).
+The label is kept, the value replaced. Markdown tables are handled in `password_tables`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from rag_pipeline.cleaning.safety.patterns import LETTER, NOT_REDACTED, SEP, word_start
+from rag_pipeline.cleaning.safety.rules import TRAILING_PUNCTUATION, Rule, apply_rule
+from rag_pipeline.cleaning.safety.template_values import is_template_value
+
+# Lower-case: matched against folded text.
+PASSWORD_LABEL = word_start(
+    [
+        *(r"pass(?:word|wd|wort|phrase|code)s?", "pwd", r"kennw[oö]rt(?:er)?"),  # English, German
+        *(r"mots?[ \t\u00a0]de[ \t\u00a0]passe", "mdp", r"hesl[oa]", "hasło"),  # French, Czech, Polish
+        *(r"contrase[ñn]a", "wachtwoord", "senha", "lösenord", "salasana", "пароль", "jelszó"),
+    ],
+    LETTER,
+)
+
+# Words that fill a password field in documentation without being a password.
+NOT_A_PASSWORD = frozenset(
+    """none null nil n/a na empty required optional unknown unset same see below above hidden
+    redacted true false yes no keins keine leer aucun aucune vide žádné nic""".split()
+)
+
+
+def _rest_of_line_is_blank(text: str, position: int) -> bool:
+    """True when nothing but spaces follows `position` on its line (bounded look-ahead)."""
+    end = text.find("\n", position, position + 256)
+    if end < 0:
+        end = min(len(text), position + 256)
+        if end < len(text):
+            return False
+    return text[position:end].strip() == ""
+
+
+# `password = os.environ["PW"]`, `pwd := getpass()`, `password: settings.DB_PASSWORD`.
+_CODE_EXPRESSION = re.compile(r"(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*(?:[(\[].*)?|[A-Za-z_]\w*\((?:\)|[\"'].*)")
+
+
+def _accept_password(match: re.Match[str], value: str) -> bool:
+    """Decide whether the value after `password:` is a password rather than prose.
+
+    Quoted values are always accepted. A bare value is accepted when it looks chosen (digit,
+    symbol or inner capital) or when it is the whole rest of the line ("Heslo: tajne").
+    "Password: must be 12 characters" keeps its text.
+    """
+    if match.group("bare") is None:
+        return True
+    word = value.rstrip(TRAILING_PUNCTUATION)
+    if not word or is_template_value(word) or word.lower() in NOT_A_PASSWORD:
+        return False
+    if match.group("label") == "pwd" and word[0] in "/~":
+        return False  # PWD=/home/user is a working directory
+    if word[0] in "([{<" or _CODE_EXPRESSION.fullmatch(word):
+        return False  # "MDP = (S, A, P, R)", `password = os.environ["PW"]`: code, not a value
+    if any(not (c.isalpha() or c in "-'’") for c in word) or any(c.isupper() for c in word[1:]):
+        return True
+    return _rest_of_line_is_blank(match.string, match.end())
+
+
+_PASSWORD = Rule(
+    "password",
+    re.compile(
+        r"(?P<label>"
+        + PASSWORD_LABEL
+        + r")(?![^\W\d_])"
+        + r"(?:[ \t]{0,4}+\([^()\n]{0,40}+\))?"  # "Passwort (Produktion): ..."
+        + SEP
+        + NOT_REDACTED
+        + r"""(?:"(?P<dq>[^"\n]{1,256}+)"|'(?P<sq>[^'\n]{1,256}+)'|(?P<bare>[^\s"']{1,256}+))"""
+    ),
+    folded=True,
+    accept=_accept_password,
+)
+
+
+def redact_passwords(text: str, counts: Counter[str]) -> str:
+    """`password: hunter2`, `Passwort: ...`, `mot de passe : ...`, `heslo: ...` and relatives."""
+    return apply_rule(_PASSWORD, text, counts)
