@@ -81,7 +81,11 @@ class ParseWorker:
             self._proc.start()
             child.close()
             self._conn = parent
-            if not parent.poll(STARTUP_SECONDS) or parent.recv() != ("ready",):
+            try:
+                ready = parent.poll(STARTUP_SECONDS) and parent.recv() == ("ready",)
+            except (EOFError, OSError):
+                ready = False
+            if not ready:
                 self._kill()
                 raise RuntimeError("the parser process did not start; check that the parsing packages import")
         assert self._conn is not None

@@ -18,6 +18,10 @@ from rag_pipeline.sources.base import ListingError
 from rag_pipeline.sync.context import SyncContext
 
 
+class ModelMismatchError(Exception):
+    """The configured embedding model is not the live index's model; a sync never mixes them."""
+
+
 class TombstoneGuardError(Exception):
     """A run would remove more of a source's documents than allowed; it needs an explicit flag."""
 
@@ -63,7 +67,7 @@ def _refuse_mixed_models(conn, model_id: int) -> None:  # noqa: ANN001
     live = store.live_model_ids(conn)
     if live and live != [model_id]:
         current = store.model_by_id(conn, live[0]) or {}
-        raise ValueError(
+        raise ModelMismatchError(
             f"the live index was embedded with model {current.get('name')} "
             f"({current.get('revision')}, weights {str(current.get('weights_sha256'))[:12]}) but the configured "
             "model differs; a sync never mixes models: configure the index's model, or run a model migration"
@@ -157,4 +161,4 @@ def _guard_tombstones(source_config, gone: int, live: int, allowed: bool) -> Non
         )
 
 
-__all__ = ["ListingError", "PlanResult", "TombstoneGuardError", "plan_run"]
+__all__ = ["ListingError", "ModelMismatchError", "PlanResult", "TombstoneGuardError", "plan_run"]
