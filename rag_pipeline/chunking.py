@@ -127,8 +127,9 @@ def _heading_index(elements: Sequence[Element], path: list[str]) -> int | None:
 
 def _pieces(element: Element, span: tuple[int, int], text: str, count: TokenCounter, budget: int) -> list[_Piece]:
     start, end = span
+    first, last = element.page, element.page_end or element.page
     if end - start <= MAX_CHUNK_CHARS and count([text[start:end]])[0] <= budget:
-        return [_Piece(start, end, element.page, element.page)]
+        return [_Piece(start, end, first, last)]
     if element.kind == "table":
         boundaries = _row_boundaries(text, start, end)
     else:
@@ -137,9 +138,9 @@ def _pieces(element: Element, span: tuple[int, int], text: str, count: TokenCoun
     out: list[_Piece] = []
     for s, e in spans:
         if e - s > MAX_CHUNK_CHARS or count([text[s:e]])[0] > budget:
-            out.extend(_Piece(a, b, element.page, element.page) for a, b in _word_windows(text, s, e, count, budget))
+            out.extend(_Piece(a, b, first, last) for a, b in _word_windows(text, s, e, count, budget))
         else:
-            out.append(_Piece(s, e, element.page, element.page))
+            out.append(_Piece(s, e, first, last))
     return out
 
 

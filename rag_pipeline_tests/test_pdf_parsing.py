@@ -59,7 +59,7 @@ def one_page_pdf(source: Path, page: int) -> bytes:
 
 
 def test_parser_version_names_pymupdf_and_rule_set():
-    assert PARSER_VERSION == f"pymupdf-{pymupdf.__version__}+layout1"
+    assert PARSER_VERSION == f"pymupdf-{pymupdf.__version__}+layout2"
 
 
 @pytest.mark.parametrize(

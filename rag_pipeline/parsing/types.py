@@ -29,6 +29,7 @@ class Element:
     level: int | None = None  # heading level, only for kind == "heading"
     bbox: tuple[float, float, float, float] | None = None  # x0, y0, x1, y1 in page points (PDF only)
     page_height: float | None = None  # lets the cleaner tell top/bottom margins apart (PDF only)
+    page_end: int | None = None  # last page of an element spanning pages (a table continued over pages)
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}

@@ -21,7 +21,7 @@ from rag_pipeline.parsing.types import ParsedDocument, ParseError, ParseLimits
 
 # Bump "+layoutN" whenever a rule in this package changes what a document parses to: the version
 # is stored with each parsed document so a rule change triggers a re-parse.
-PARSER_VERSION = f"pymupdf-{pymupdf.__version__}+layout1"
+PARSER_VERSION = f"pymupdf-{pymupdf.__version__}+layout2"  # layout2: page_end on tables continued over pages
 
 
 def parse_pdf(data: bytes, *, name: str, limits: ParseLimits = ParseLimits()) -> ParsedDocument:

@@ -35,6 +35,7 @@ def to_elements(pages: list[Page]) -> list[Element]:
                     rows = unit.rows[1:] if _same_cells(open_table.rows[0], unit.rows[0]) else unit.rows
                     open_table.rows.extend(rows)
                     open_table.element.text = markdown_table(open_table.rows)
+                    open_table.element.page_end = page.number
                     open_table.page, open_table.bottom, open_table.between = page.number, unit.bbox[3], []
                     continue
                 rows = [list(r) for r in unit.rows]
