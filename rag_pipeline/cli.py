@@ -177,9 +177,12 @@ def cmd_search(args: argparse.Namespace) -> int:
     with _connection(config) as conn:
         if args.queries:
             return _search_batch(conn, embedder, Path(args.queries), groups, as_of, args.k)
-        from rag_pipeline.retrieval import search
+        from rag_pipeline.retrieval import QueryError, search
 
-        hits = search(conn, embedder, args.query, groups, k=args.k, as_of=as_of)
+        try:
+            hits = search(conn, embedder, args.query, groups, k=args.k, as_of=as_of)
+        except QueryError as exc:
+            raise UsageError(str(exc)) from exc
     if args.json:
         emit_json({"query": args.query, "groups": groups, "as_of": as_of, "k": args.k,
                    "results": [_hit_json(h) for h in hits]})

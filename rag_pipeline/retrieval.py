@@ -15,6 +15,13 @@ from rag_pipeline.embedding import Embedder, ModelError
 
 
 
+MAX_QUERY_CHARS = 2000  # the model reads 256 tokens; a longer "query" is a document, not a question
+
+
+class QueryError(ValueError):
+    """The query cannot be searched as given; the message says why."""
+
+
 @dataclass
 class Hit:
     chunk_id: int
@@ -62,6 +69,8 @@ def search(
     preview_run: str | None = None,
     log: bool = True,
 ) -> list[Hit]:
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryError(f"query is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}")
     view = store.View(as_of=as_of, preview_run=preview_run)
     groups = sorted({g.strip() for g in groups if g and g.strip()})
     model_id = check_model(conn, embedder, view)

@@ -105,6 +105,24 @@ def test_batch_search_answers_each_line_and_reports_broken_lines(capsys, index, 
     assert "string 'query'" in out[4]["error"] and "ISO 8601" in out[5]["error"]
 
 
+def test_hostile_and_huge_queries_are_data_or_clear_errors(capsys, index, tmp_path: Path) -> None:
+    config, _ = index
+    lines = [
+        json.dumps({"id": "huge", "query": "freight and travel approval " * 20_000}),
+        json.dumps({"id": "syntax", "query": "\"unbalanced & | ! ( <-> :* 'quote"}),
+        json.dumps({"id": "injection", "query": "travel", "groups": ["all-staff'; DROP TABLE chunks;--"]}),
+    ]
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    code, out = run_cli(capsys, "search", "--queries", str(path), "--groups", "all-staff", "--config", str(config))
+    assert code == 1
+    assert "limit is 2,000" in out[0]["error"]
+    assert out[1]["id"] == "syntax" and "results" in out[1]  # tsquery operators in text are just text
+    assert out[2]["results"] == []  # a group name that matches nothing sees nothing
+    code, data = run_cli(capsys, "status", "--config", str(config))
+    assert data["sources"]["larkspur"]["live_chunks"] > 0  # and nothing was dropped
+
+
 def test_eval_reports_metrics_per_case_and_rankings(capsys, index) -> None:
     config, _ = index
     code, report = run_cli(capsys, "eval", str(DEMO_DIR / "eval.yaml"), "--config", str(config))
