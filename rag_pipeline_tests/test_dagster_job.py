@@ -148,3 +148,25 @@ def test_failed_ui_runs_are_recorded_and_release_their_source(job_config: Path, 
             record_failed_sync_runs(context.for_run_failure())
     row = query(db_url, "SELECT status, error FROM runs WHERE run_id = %s", result.run_id)[0]
     assert row[0] == "failed" and row[1]
+
+
+def test_the_job_runs_with_the_multiprocess_executor(job_config: Path, tmp_path: Path, db_url: str) -> None:
+    """Every step in its own process, as `dagster dev` runs it: the steps share nothing but
+    PostgreSQL and the blob store, and the run still publishes."""
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    env = {**os.environ, "DAGSTER_HOME": str(home), "RAG_PIPELINE_CONFIG": str(job_config)}
+    dagster = Path(sys.executable).parent / "dagster"
+    done = subprocess.run([str(dagster), "job", "execute", "-m", "rag_pipeline.definitions", "-j", "sync"],
+                          cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600)
+    log = done.stdout + done.stderr
+    assert "Executing steps using multiprocess executor" in log
+    assert done.returncode == 0, log[-3000:]
+    assert query(db_url, "SELECT status FROM runs") == [("published",)]
+    assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'") == [(7,)]
+    step_pids = {line.split(" - ")[5] for line in log.splitlines() if "STEP_SUCCESS" in line}
+    assert len(step_pids) >= 7  # one process per step

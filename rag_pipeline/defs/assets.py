@@ -127,10 +127,10 @@ def embedded(context: dg.AssetExecutionContext, database: IndexDatabase, embeddi
 
 
 @dg.asset(group_name=GROUP, deps=[embedded], description="Write new versions, ACL-only versions and tombstones, invisible until published.")
-def staged(context: dg.AssetExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel) -> dg.MaterializeResult:
+def staged(context: dg.AssetExecutionContext, database: IndexDatabase) -> dg.MaterializeResult:
     ctx = _ctx(context, database)
     with ctx.connect() as conn:
-        model_id = store.register_model(conn, embedding_model.get().identity.as_dict())
+        model_id = store.get_run(conn, ctx.run_id)["model_id"]  # pinned at plan: no model load here
     result = stage.stage_items(ctx, model_id)
     return dg.MaterializeResult(metadata=_numbers("", result["counts"]))
 
