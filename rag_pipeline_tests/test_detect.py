@@ -350,20 +350,18 @@ def test_unexpected_pdf_parser_exception_is_wrapped(monkeypatch: pytest.MonkeyPa
     assert str(error) == "could not read this PDF file: KeyError: 'xref'"
 
 
-def test_pdf_is_dispatched_to_the_pdf_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pdf_is_dispatched_to_the_pdf_parser_with_the_limits() -> None:
+    import pymupdf
+
     from rag_pipeline.parsing import pdf
-    from rag_pipeline.parsing.types import Element
 
-    seen: dict = {}
-
-    def fake(data: bytes, *, name: str, limits: ParseLimits) -> ParsedDocument:
-        seen.update(name=name, limits=limits)
-        return ParsedDocument([Element("paragraph", "text", page=1)], parser="fake")
-
-    monkeypatch.setattr(pdf, "parse_pdf", fake)
-    limits = ParseLimits(max_pages=7)
-    assert parse_document(b"%PDF-1.7\n", "a.pdf", limits).parser == "fake"
-    assert seen == {"name": "a.pdf", "limits": limits}
+    doc = pymupdf.open()
+    for n in range(10):
+        doc.new_page().insert_text((72, 72), f"Real page {n + 1} of a generated PDF.")
+    data = doc.tobytes()
+    assert parse_document(data, "a.pdf").parser == pdf.PARSER_VERSION
+    with pytest.raises(ParseError, match="pages"):
+        parse_document(data, "a.pdf", ParseLimits(max_pages=7))
 
 
 def test_parser_versions() -> None:
