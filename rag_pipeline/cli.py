@@ -120,13 +120,15 @@ def _pages(start: int | None, end: int | None) -> str:
 
 def cmd_sync(args: argparse.Namespace) -> int:
     config = _load_config(args)
-    if args.source:
-        from rag_pipeline.config import ConfigError
+    from rag_pipeline.config import ConfigError
+    from rag_pipeline.sources import open_source
 
-        try:
-            config.source(args.source)
-        except ConfigError as exc:
-            raise UsageError(str(exc)) from exc
+    try:
+        selected = [config.source(args.source)] if args.source else list(config.sources)
+        for source in selected:
+            open_source(source)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
     if not config.sources:
         raise UsageError(f"{config.path}: no sources configured")
     os.environ["RAG_PIPELINE_CONFIG"] = str(Path(config.path).resolve())

@@ -200,3 +200,12 @@ def test_unreachable_database_is_a_clear_error(capsys, tmp_path: Path, monkeypat
     monkeypatch.delenv("DATABASE_URL", raising=False)
     assert cli.main(["status", "--config", str(config)]) == 1
     assert "cannot connect to PostgreSQL" in capsys.readouterr().err
+
+
+def test_sync_of_a_source_kind_this_version_cannot_sync_exits_2(capsys, tmp_path: Path) -> None:
+    from rag_pipeline import cli
+
+    path = tmp_path / "rag_pipeline.yaml"
+    path.write_text("sources: [{name: bucket, kind: s3, bucket: docs}]\n")
+    assert cli.main(["sync", "--config", str(path)]) == 2
+    assert "syncs only 'filesystem' sources" in capsys.readouterr().err

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag_pipeline.config import SourceConfig
+from rag_pipeline.config import ConfigError, SourceConfig
 from rag_pipeline.sources.base import ListingError, SkippedObject, Source, SourceObject
 
 
@@ -12,7 +12,10 @@ def open_source(config: SourceConfig) -> Source:
 
         assert config.path is not None
         return FilesystemSource(config.name, config.path, config.deny)
-    raise NotImplementedError(f"source kind {config.kind!r} is not implemented yet")
+    raise ConfigError(
+        f"source {config.name!r}: kind {config.kind!r} is part of the configuration contract but this "
+        "version syncs only 'filesystem' sources"
+    )
 
 
 __all__ = ["ListingError", "SkippedObject", "Source", "SourceObject", "open_source"]
