@@ -150,6 +150,9 @@ def _print_sync(outcome: dict[str, Any]) -> None:
     console.print(f"run {outcome['run_id']}: [bold]{outcome['status']}[/bold] in {outcome['seconds']:.1f} s")
     if plan:
         console.print("plan: " + ", ".join(f"{k} {v}" for k, v in sorted(plan.items())))
+    if counts.get("embed"):
+        embed = counts["embed"]
+        console.print(f"embedded: {embed.get('embedded', 0)} chunks, reused {embed.get('reused', 0)} stored vectors")
     if counts.get("staged"):
         console.print("staged: " + ", ".join(f"{k} {v}" for k, v in sorted(counts["staged"].items())))
     if any((counts.get("published") or {}).values()):
