@@ -38,6 +38,13 @@ def embedded_url(pgdata: Path) -> str:
     return _servers[pgdata].get_uri()  # type: ignore[attr-defined]
 
 
+def stop_embedded(pgdata: Path) -> None:
+    """Stop the embedded server this process started for `pgdata` (if no other process uses it)."""
+    server = _servers.pop(pgdata.resolve(), None)
+    if server is not None:
+        server.cleanup()  # type: ignore[attr-defined]
+
+
 def resolve_url(database_url: str | None, pgdata: Path) -> str:
     return database_url or embedded_url(pgdata)
 

@@ -50,6 +50,9 @@ def pg_server_url() -> Iterator[str]:
     try:
         yield _server_url(root)
     finally:
+        from rag_pipeline import database
+
+        database.stop_embedded(root / "pgdata")  # before its folder goes
         shutil.rmtree(root, ignore_errors=True)
 
 
