@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -152,14 +153,16 @@ def evaluate(
     refusal_score: float,
     as_of: datetime | None = None,
     preview_run: str | None = None,
+    progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> EvalReport:
     results = []
-    for case in cases:
+    for number, case in enumerate(cases, 1):
         when = case.as_of or as_of
         hits = search(conn, embedder, case.question, list(case.groups), k=k, as_of=when,
                       preview_run=None if when else preview_run, log=False)
         superseded = _superseded(conn, hits, when, None if when else preview_run)
         results.append(_score_case(case, hits, refusal_score, superseded))
+        progress(number, len(cases))
     metrics = _aggregate(results)
     failures = _check(metrics, thresholds)
     return EvalReport(metrics=metrics, cases=results, passed=not failures, failures=failures, k=k)

@@ -137,7 +137,7 @@ def staged(context: dg.AssetExecutionContext, database: IndexDatabase) -> dg.Mat
 
 @dg.asset_check(asset=staged, blocking=True, description="Evaluation set against the index as it will look after publishing.")
 def evaluation_gate(context: dg.AssetCheckExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel) -> dg.AssetCheckResult:
-    ctx = database.context(context.run.run_id)
+    ctx = database.context(context.run.run_id, report_progress)
     report = gate.run_gate(ctx, embedding_model.get())
     metadata: dict[str, Any] = {k: float(v) for k, v in report.metrics.items()}
     failed_cases = [c for c in report.cases if not c.correct_refusal or c.acl_leaks or c.superseded_hits

@@ -20,6 +20,7 @@ def run_gate(ctx: SyncContext, embedder: Embedder) -> EvalReport:
             report = evaluate(
                 conn, embedder, cases, k=evaluation.k, thresholds=evaluation.thresholds,
                 refusal_score=evaluation.refusal_score, preview_run=ctx.run_id,
+                progress=lambda done, total: ctx.progress("gate", done, total),
             )
             reason = "; ".join(report.failures) if report.failures else "all thresholds met"
         store.update_run(conn, ctx.run_id, gate_passed=report.passed, gate_metrics=report.metrics, gate_reason=reason)
