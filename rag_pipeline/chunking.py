@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 
 from rag_pipeline.parsing.types import Element
 
-CHUNKER_VERSION = "sections1"
+CHUNKER_VERSION = "sections2"  # sections2: repeated empty headings keep their own offsets
 ELEMENT_SEPARATOR = "\n\n"
 MAX_CHUNK_CHARS = 4000  # long unbroken "words" tokenise to one [UNK]; keep chunks readable anyway
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
@@ -92,37 +92,29 @@ def chunk_elements(
 
 
 def _sections(elements: Sequence[Element]) -> list[tuple[list[str], list[int]]]:
-    """Consecutive runs of non-heading elements with the heading path above them."""
+    """Each heading's body elements with the heading path above them; text before the first
+    heading has an empty path. A heading with no body keeps its own text as content (under its
+    parent's path), so it remains findable."""
     stack: list[tuple[int, str]] = []
-    sections: list[tuple[list[str], list[int]]] = []
+    sections: list[tuple[list[str], list[int], int | None]] = []  # (path, body, heading index)
     for i, element in enumerate(elements):
         if element.kind == "heading":
             level = element.level or 1
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, " ".join(element.text.split())))
-            sections.append(([h for _, h in stack], []))
+            sections.append(([h for _, h in stack], [], i))
             continue
-        if not sections or sections[-1][0] != [h for _, h in stack]:
-            sections.append(([h for _, h in stack], []))
+        if not sections:
+            sections.append(([], [], None))
         sections[-1][1].append(i)
-    # A heading with no body keeps its own text as content, so it remains findable.
     out = []
-    for path, members in sections:
+    for path, members, heading in sections:
         if members:
             out.append((path, members))
-        elif path:
-            heading_index = _heading_index(elements, path)
-            if heading_index is not None:
-                out.append((path[:-1], [heading_index]))
+        elif heading is not None:
+            out.append((path[:-1], [heading]))
     return out
-
-
-def _heading_index(elements: Sequence[Element], path: list[str]) -> int | None:
-    for i, element in enumerate(elements):
-        if element.kind == "heading" and " ".join(element.text.split()) == path[-1]:
-            return i
-    return None
 
 
 def _pieces(element: Element, span: tuple[int, int], text: str, count: TokenCounter, budget: int) -> list[_Piece]:

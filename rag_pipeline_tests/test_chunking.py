@@ -75,3 +75,17 @@ def test_identical_text_gives_identical_hashes_so_embeddings_can_be_reused(embed
     b = chunk_elements(edited, embedder.count_tokens, embedder.max_tokens)
     same = {c.content_hash for c in a} & {c.content_hash for c in b}
     assert len(same) == len(a) - 1  # only the edited section's chunk changed
+
+
+def test_repeated_empty_headings_each_keep_their_own_text_and_offsets(embedder) -> None:
+    elements = [
+        Element("heading", "Chapter 1", level=1),
+        Element("heading", "Exercises", level=2),
+        Element("heading", "Chapter 2", level=1),
+        Element("heading", "Exercises", level=2),
+    ]
+    text, spans = cleaned_text(elements)
+    chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)
+    exercises = [c for c in chunks if c.text == "Exercises"]
+    assert [(c.char_start, c.char_end) for c in exercises] == [spans[1], spans[3]]
+    assert [c.section_path for c in exercises] == [["Chapter 1"], ["Chapter 2"]]
