@@ -34,26 +34,26 @@ def _batches(ctx: SyncContext, conn, stage: str, columns: tuple[str, ...], label
 
 
 def parse_items(ctx: SyncContext) -> dict[str, Any]:
-    """Parse planned items; returns counts, pages and warnings for the step's metadata."""
+    """Parse planned items and record each document's paragraph fingerprints with it, so the
+    clean step judges notices across the whole source; returns counts, pages and warnings."""
     counts: Counter = Counter()
     warnings: list[str] = []
     with ctx.connect() as conn, ParseWorker(ctx.config.limits) as worker:
+        _drop_fingerprints_of_gone(ctx, conn)
         for batch in _batches(ctx, conn, "planned", (), "parse"):
             for item in batch:
                 try:
                     wire = worker.parse(ctx.blobs.get(item["blob_sha256"]), item["uri"])
-                except ParseError as exc:
+                except (ParseError, OSError) as exc:
+                    stage = exc.stage if isinstance(exc, ParseError) else "read"
                     with conn.transaction():
-                        store.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], exc.stage, str(exc))
+                        store.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], stage, str(exc))
                     counts["quarantined"] += 1
                     continue
-                except OSError as exc:
-                    with conn.transaction():
-                        store.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], "read", str(exc))
-                    counts["quarantined"] += 1
-                    continue
+                fingerprints = document_fingerprints(from_wire(wire).elements)
                 with conn.transaction():
                     store.advance_item(conn, ctx.run_id, item["source"], item["uri"], "parsed", "parsed", wire)
+                    store.replace_fingerprints(conn, item["source"], item["uri"], fingerprints)
                 counts["parsed"] += 1
                 counts["pages"] += wire.get("page_count") or 0
                 counts["ocr_pages"] += len(wire.get("ocr_pages") or [])
@@ -62,13 +62,19 @@ def parse_items(ctx: SyncContext) -> dict[str, Any]:
     return {"counts": dict(counts), "warnings": warnings}
 
 
+def _drop_fingerprints_of_gone(ctx: SyncContext, conn) -> None:  # noqa: ANN001
+    gone = store.item_keys(conn, ctx.run_id, "planned", ("gone",))
+    with conn.transaction():
+        for source in {s for s, _ in gone}:
+            store.drop_fingerprints(conn, source, [u for s, u in gone if s == source])
+
+
 def clean_items(ctx: SyncContext) -> dict[str, Any]:
-    """Two passes: record every parsed document's paragraph fingerprints (so notices are judged
-    across the whole source, not one batch), then clean each document."""
+    """Clean each parsed document; notices are judged against the fingerprints every parsed
+    document of the source recorded in the parse step."""
     removed: Counter = Counter()
     per_document: dict[str, dict[str, int]] = {}
     with ctx.connect() as conn:
-        _record_fingerprints(ctx, conn)
         for batch in _batches(ctx, conn, "parsed", ("parsed",), "clean"):
             for item in batch:
                 parsed = from_wire(item["parsed"])
@@ -86,18 +92,6 @@ def clean_items(ctx: SyncContext) -> dict[str, Any]:
                 with conn.transaction():
                     store.advance_item(conn, ctx.run_id, item["source"], item["uri"], "cleaned", "cleaned", payload)
     return {"removed": dict(removed), "per_document": per_document}
-
-
-def _record_fingerprints(ctx: SyncContext, conn) -> None:  # noqa: ANN001
-    for batch in _batches(ctx, conn, "parsed", ("parsed",), "fingerprint"):
-        with conn.transaction():
-            for item in batch:
-                elements = from_wire(item["parsed"]).elements
-                store.replace_fingerprints(conn, item["source"], item["uri"], document_fingerprints(elements))
-    gone = store.item_keys(conn, ctx.run_id, "planned", ("gone",))
-    with conn.transaction():
-        for source in {s for s, _ in gone}:
-            store.drop_fingerprints(conn, source, [u for s, u in gone if s == source])
 
 
 def _notices(conn, source: str, elements: list[Element]) -> set[str]:  # noqa: ANN001
