@@ -42,6 +42,3 @@ class BlobStore:
         if hashlib.sha256(data).hexdigest() != sha256:
             raise OSError(f"blob {sha256} is corrupt on disk ({self._path(sha256)})")
         return data
-
-    def exists(self, sha256: str) -> bool:
-        return self._path(sha256).exists()

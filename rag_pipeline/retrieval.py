@@ -4,7 +4,7 @@ of the SQL query, the query is embedded with the index's own model, and every se
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -39,9 +39,6 @@ class Hit:
     text: str
     acl_groups: list[str]
     status: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def check_model(conn: psycopg.Connection, embedder: Embedder, view: store.View = store.View()) -> int | None:

@@ -563,14 +563,6 @@ def cleanup_run_items(conn: psycopg.Connection, run_id: str) -> None:
         conn.execute("DELETE FROM run_items WHERE run_id = %s", (run_id,))
 
 
-def staged_counts(conn: psycopg.Connection, run_id: str) -> dict[str, int]:
-    rows = conn.execute(
-        "SELECT kind, count(*) FROM document_versions WHERE run_id = %s AND status = 'staged' GROUP BY kind",
-        (run_id,),
-    ).fetchall()
-    return {r[0]: r[1] for r in rows}
-
-
 # --------------------------------------------------------------------------- retrieval
 
 

@@ -32,10 +32,6 @@ class PlanResult:
     per_source: dict[str, Counter] = field(default_factory=dict)
     skipped: list[tuple[str, str, str]] = field(default_factory=list)  # (source, uri, reason)
 
-    @property
-    def work(self) -> int:
-        return sum(v for k, v in self.counts.items() if k not in ("unchanged", "skipped"))
-
 
 def plan_run(
     ctx: SyncContext,

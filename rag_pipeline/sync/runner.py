@@ -71,11 +71,10 @@ def _outcome(url: str, result: dg.ExecuteInProcessResult) -> dict[str, Any]:
         quarantined = store.run_quarantine(conn, result.run_id)
         status = run.get("status", "failed")
         error = run.get("error")
-        if not result.success and status in ("running", "published", "nothing_to_do"):
+        if not result.success and status != "gate_failed":  # a step failed (the gate records its own)
             status = "failed"
-        if status == "failed" or (not result.success and status != "gate_failed"):
             error = error or _step_error(result)
-            if run:
+            if run.get("status") == "running":
                 store.fail_run(conn, result.run_id, status="failed", reason=error)
     return {
         "run_id": result.run_id,
