@@ -91,10 +91,10 @@ def main() -> None:
         embedder = load_embedder()
         setup_s = time.perf_counter() - started
         with SyncContext(config, url, "bench-1").connect() as conn:
-            model_id = store.register_model(conn, embedder.identity.as_dict())
+            model_id = store.models.register_model(conn, embedder.identity.as_dict())
         first = timed_run(SyncContext(config, url, "bench-1"), embedder, model_id)
         with SyncContext(config, url, "bench-1").connect() as conn:
-            run = store.get_run(conn, "bench-1")
+            run = store.runs.get_run(conn, "bench-1")
             # what the embed step encodes: the section path followed by the chunk text
             texts = [section_prefix(r[0]) + r[1] for r in conn.execute("SELECT section_path, text FROM chunks ORDER BY id")]
             pages = conn.execute("SELECT coalesce(sum((counts->'parse'->>'pages')::int), 0) FROM runs").fetchone()[0]

@@ -11,16 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag_pipeline.yaml_io import YAMLError, load_yaml
-
+from rag_pipeline.errors import UsageError
 from rag_pipeline.parsing.types import ParseLimits
+from rag_pipeline.yaml_io import YAMLError, load_yaml
 
 CONFIG_ENV = "RAG_PIPELINE_CONFIG"
 DEFAULT_THRESHOLDS = {"evidence_recall": 0.8, "acl_leaks": 0, "superseded_hits": 0}
 SOURCE_KINDS = ("filesystem", "s3")
 
 
-class ConfigError(Exception):
+class ConfigError(UsageError):
     """The configuration is unusable; the message names the file and the key to fix."""
 
 

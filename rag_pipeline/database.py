@@ -6,18 +6,17 @@ and is shared by every process that asks for the same folder; it stops when the 
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import psycopg
 from pgvector.psycopg import register_vector
 
-log = logging.getLogger(__name__)
+from rag_pipeline.errors import PipelineError
 
 _servers: dict[Path, object] = {}  # keeps handles alive for the life of the process
 
 
-class DatabaseError(Exception):
+class DatabaseError(PipelineError):
     """The database cannot be reached or prepared; the message says what to check."""
 
 

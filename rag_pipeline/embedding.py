@@ -17,11 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from rag_pipeline.errors import PipelineError
+
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".onnx")
 
 
-class ModelError(Exception):
+class ModelError(PipelineError):
     """The configured model cannot be loaded offline; the message says what to install or set."""
 
 

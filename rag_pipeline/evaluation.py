@@ -8,8 +8,8 @@ own, not by trusting the retrieval query's filters: the gate is the second line 
 from __future__ import annotations
 
 import math
-from collections import Counter
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -17,18 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from rag_pipeline.yaml_io import YAMLError, load_yaml
 
 from rag_pipeline import store
 from rag_pipeline.embedding import Embedder
+from rag_pipeline.errors import UsageError
 from rag_pipeline.retrieval import Hit, search
 from rag_pipeline.times import parse_time
+from rag_pipeline.yaml_io import YAMLError, load_yaml
 
 MAX_METRICS = ("acl_leaks", "superseded_hits")  # thresholds for these are upper bounds
 METRICS = ("source_recall", "evidence_recall", "ndcg", "mrr", "refusal_accuracy", "acl_leaks", "superseded_hits")
 
 
-class EvalSetError(Exception):
+class EvalSetError(UsageError):
     """The evaluation set is malformed; the message names the file and the case."""
 
 
@@ -58,6 +59,12 @@ class CaseResult:
     acl_leaks: int
     superseded_hits: int
     results: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        """The case's one verdict, shown by the CLI and the gate alike."""
+        return (not self.correct_refusal or bool(self.acl_leaks) or bool(self.superseded_hits)
+                or self.evidence_hit is False or self.source_hit is False)
 
 
 @dataclass
@@ -160,28 +167,12 @@ def evaluate(
         when = case.as_of or as_of
         hits = search(conn, embedder, case.question, list(case.groups), k=k, as_of=when,
                       preview_run=None if when else preview_run, log=False)
-        superseded = _superseded(conn, hits, when, None if when else preview_run)
+        superseded = store.search.superseded_chunk_ids(conn, [h.chunk_id for h in hits], when, None if when else preview_run)
         results.append(_score_case(case, hits, refusal_score, superseded))
         progress(number, len(cases))
     metrics = _aggregate(results)
     failures = _check(metrics, thresholds)
     return EvalReport(metrics=metrics, cases=results, passed=not failures, failures=failures, k=k)
-
-
-def _superseded(conn: psycopg.Connection, hits: list[Hit], as_of: datetime | None, preview_run: str | None) -> set[int]:
-    """Hits whose version has a newer version that the view should have shown instead."""
-    if not hits:
-        return set()
-    rows = conn.execute(
-        "SELECT c.id FROM chunks c JOIN document_versions v ON v.id = c.version_id"
-        " WHERE c.id = ANY(%(ids)s) AND EXISTS (SELECT 1 FROM document_versions n"
-        "  WHERE n.document_id = v.document_id AND n.version_no > v.version_no AND ("
-        "   (%(as_of)s::timestamptz IS NULL AND n.status IN ('live', 'superseded', 'tombstoned'))"
-        "   OR (%(as_of)s::timestamptz IS NOT NULL AND n.valid_from <= %(as_of)s)"
-        "   OR (n.status = 'staged' AND n.run_id = %(run)s)))",
-        {"ids": [h.chunk_id for h in hits], "as_of": as_of, "run": preview_run},
-    ).fetchall()
-    return {r[0] for r in rows}
 
 
 def _score_case(case: EvalCase, hits: list[Hit], refusal_score: float, superseded: set[int]) -> CaseResult:
@@ -204,9 +195,7 @@ def _score_case(case: EvalCase, hits: list[Hit], refusal_score: float, supersede
         source_hit=source_hit, evidence_hit=evidence_hit,
         first_relevant_rank=rank if answerable else None,
         acl_leaks=leaks, superseded_hits=sum(1 for h in hits if h.chunk_id in superseded),
-        results=[{"uri": h.uri, "source": h.source, "version_no": h.version_no, "section_path": h.section_path,
-                  "chunk_id": h.chunk_id, "score": round(h.score, 6), "similarity": round(h.similarity, 4)}
-                 for h in hits],
+        results=[h.record(with_text=False) for h in hits],
     )
 
 

@@ -8,10 +8,15 @@ import resource
 from multiprocessing.connection import Connection
 from typing import Any
 
+from rag_pipeline.errors import PipelineError
 from rag_pipeline.parsing.types import Element, ParsedDocument, ParseError, ParseLimits
 
 WORKER_MEMORY_BYTES = 6 * 1024**3
 STARTUP_SECONDS = 300  # imports of the parsing libraries, on a slow machine
+
+
+class ParseWorkerError(PipelineError):
+    """The parser process cannot be started at all (not a problem of one file)."""
 
 
 def _serve(conn: Connection, limits: ParseLimits) -> None:
@@ -87,7 +92,10 @@ class ParseWorker:
                 ready = False
             if not ready:
                 self._kill()
-                raise RuntimeError("the parser process did not start; check that the parsing packages import")
+                raise ParseWorkerError(
+                    "the parser process did not start within "
+                    f"{STARTUP_SECONDS} s; check that the parsing packages import (python -c 'import rag_pipeline.parsing')"
+                )
         assert self._conn is not None
         return self._conn
 

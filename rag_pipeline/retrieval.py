@@ -12,13 +12,12 @@ import psycopg
 
 from rag_pipeline import store
 from rag_pipeline.embedding import Embedder, ModelError
-
-
+from rag_pipeline.errors import UsageError
 
 MAX_QUERY_CHARS = 2000  # the model reads 256 tokens; a longer "query" is a document, not a question
 
 
-class QueryError(ValueError):
+class QueryError(UsageError):
     """The query cannot be searched as given; the message says why."""
 
 
@@ -40,13 +39,22 @@ class Hit:
     acl_groups: list[str]
     status: str
 
+    def record(self, *, with_text: bool = True) -> dict[str, Any]:
+        """The hit as the CLI prints it in JSON, the evaluation lists it and the search log keeps it."""
+        record = {"uri": self.uri, "source": self.source, "version": self.version_no,
+                  "section_path": self.section_path, "pages": [self.page_start, self.page_end],
+                  "chunk_id": self.chunk_id, "score": round(self.score, 6), "similarity": round(self.similarity, 4)}
+        if with_text:
+            record["text"] = self.text
+        return record
 
-def check_model(conn: psycopg.Connection, embedder: Embedder, view: store.View = store.View()) -> int | None:
+
+def check_model(conn: psycopg.Connection, embedder: Embedder, view: store.search.View = store.search.View()) -> int | None:
     """The id of the index's model, after checking the loaded model is that model."""
-    model_id = store.index_model_id(conn, view)
+    model_id = store.search.index_model_id(conn, view)
     if model_id is None:
         return None
-    indexed = store.model_by_id(conn, model_id) or {}
+    indexed = store.models.model_by_id(conn, model_id) or {}
     if indexed.get("weights_sha256") != embedder.identity.weights_sha256:
         raise ModelError(
             f"the index was embedded with {indexed.get('name')} ({indexed.get('revision')}); "
@@ -68,19 +76,20 @@ def search(
 ) -> list[Hit]:
     if len(query) > MAX_QUERY_CHARS:
         raise QueryError(f"query is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}")
-    view = store.View(as_of=as_of, preview_run=preview_run)
+    if "\x00" in query:
+        raise QueryError("the query contains a NUL character; remove it")
+    view = store.search.View(as_of=as_of, preview_run=preview_run)
     groups = sorted({g.strip() for g in groups if g and g.strip()})
     model_id = check_model(conn, embedder, view)
     hits: list[Hit] = []
     if model_id is not None and groups and query.strip():
         vector = embedder.encode([query])[0]
-        rows = store.search_chunks(conn, vector, query, groups, model_id, k, view)
+        rows = store.search.search_chunks(conn, vector, query, groups, model_id, k, view)
         hits = [_hit(r) for r in rows]
     if log:
-        store.log_search(
+        store.search.log_search(
             conn, query, groups, as_of, model_id, k,
-            [{"chunk_id": h.chunk_id, "uri": h.uri, "version_no": h.version_no,
-              "score": round(h.score, 6), "similarity": round(h.similarity, 6)} for h in hits],
+            [h.record(with_text=False) for h in hits],
         )
     return hits
 

@@ -73,7 +73,7 @@ def fresh_database(server_url: str) -> Iterator[str]:
     params["dbname"] = name
     url = make_conninfo(**params)
     with database.connect(url) as conn:
-        store.migrate(conn)
+        store.migrations.migrate(conn)
     try:
         yield url
     finally:

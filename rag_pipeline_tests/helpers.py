@@ -60,7 +60,7 @@ def stage_without_gate(config_path: Path, db_url: str, run_id: str, embedder: An
 
     ctx = SyncContext(config=load_config(config_path), db_url=db_url, run_id=run_id)
     with ctx.connect() as conn:
-        model_id = store.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.as_dict())
     plan.plan_run(ctx, model_id)
     process.parse_items(ctx)
     process.clean_items(ctx)

@@ -79,7 +79,7 @@ def test_publish_alone_cannot_bypass_the_gate(job_config: Path, db_url: str, emb
     from rag_pipeline.sync import stage
 
     ctx, staged = stage_without_gate(job_config, db_url, "manual-run-1", embedder)
-    assert staged["counts"]["versions"] == 7
+    assert staged.counts["versions"] == 7
     with pytest.raises(stage.GateNotPassedError, match="not publishable"):
         stage.publish_run(ctx)
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'")[0][0] == 0

@@ -15,8 +15,8 @@ from rag_pipeline import database, store
 
 def test_migrations_apply_once_and_are_recorded(db_url: str, tmp_path: Path) -> None:
     with database.connect(db_url) as conn:
-        assert store.migrate(conn) == []  # the fixture already migrated
-        assert store.schema_version(conn) == LATEST_MIGRATION
+        assert store.migrations.migrate(conn) == []  # the fixture already migrated
+        assert store.migrations.schema_version(conn) == LATEST_MIGRATION
         extension = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
         assert extension is not None
     # an applied migration edited afterwards is refused, not silently re-run
@@ -24,28 +24,28 @@ def test_migrations_apply_once_and_are_recorded(db_url: str, tmp_path: Path) -> 
     (sql / "migrations").mkdir(parents=True)
     (sql / "views.sql").write_text("SELECT 1;")
     (sql / "migrations" / "001_initial.sql").write_text("SELECT 1; -- edited")
-    with database.connect(db_url) as conn, pytest.raises(RuntimeError, match="changed after it was applied"):
-        store.migrate(conn, sql)
+    with database.connect(db_url) as conn, pytest.raises(store.migrations.MigrationError, match="changed after it was applied"):
+        store.migrations.migrate(conn, sql)
 
 
 def test_a_second_sync_of_a_busy_source_is_refused(db_url: str) -> None:
     with database.connect(db_url) as conn:
-        store.create_run(conn, "run-a", ["handbook"], None)  # type: ignore[arg-type]
-        store.claim_sources(conn, "run-a", ["handbook"], lambda r, t: True)
-        store.create_run(conn, "run-b", ["handbook", "other"], None)  # type: ignore[arg-type]
-        with pytest.raises(store.SourceBusyError, match="run-a"):
-            store.claim_sources(conn, "run-b", ["handbook", "other"], lambda r, t: True)
+        store.runs.create_run(conn, "run-a", ["handbook"], None)  # type: ignore[arg-type]
+        store.runs.claim_sources(conn, "run-a", ["handbook"], lambda r, t: True)
+        store.runs.create_run(conn, "run-b", ["handbook", "other"], None)  # type: ignore[arg-type]
+        with pytest.raises(store.runs.SourceBusyError, match="run-a"):
+            store.runs.claim_sources(conn, "run-b", ["handbook", "other"], lambda r, t: True)
         # a different source is free
-        store.create_run(conn, "run-c", ["other"], None)  # type: ignore[arg-type]
-        store.claim_sources(conn, "run-c", ["other"], lambda r, t: r != "run-a")
+        store.runs.create_run(conn, "run-c", ["other"], None)  # type: ignore[arg-type]
+        store.runs.claim_sources(conn, "run-c", ["other"], lambda r, t: r != "run-a")
 
 
 def test_a_crashed_run_does_not_block_the_source_forever(db_url: str) -> None:
     with database.connect(db_url) as conn:
-        store.create_run(conn, "crashed", ["handbook"], None)  # type: ignore[arg-type]
-        store.create_run(conn, "next", ["handbook"], None)  # type: ignore[arg-type]
-        store.claim_sources(conn, "next", ["handbook"], lambda run_id, started: False)
-        assert store.get_run(conn, "crashed")["status"] == "failed"
+        store.runs.create_run(conn, "crashed", ["handbook"], None)  # type: ignore[arg-type]
+        store.runs.create_run(conn, "next", ["handbook"], None)  # type: ignore[arg-type]
+        store.runs.claim_sources(conn, "next", ["handbook"], lambda run_id, started: False)
+        assert store.runs.get_run(conn, "crashed")["status"] == "failed"
 
 
 def test_rerun_after_a_crash_mid_run_leaves_no_duplicates(capsys, tmp_path: Path, db_url: str, demo_copy: Path, embedder, monkeypatch) -> None:
@@ -71,22 +71,22 @@ def test_as_of_visibility_follows_validity_windows(db_url: str, embedder) -> Non
     import numpy as np
 
     with database.connect(db_url) as conn:
-        model_id = store.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.as_dict())
         vector = embedder.encode(["the rule"])[0]
         ids = []
         for n, run in enumerate(("r1", "r2"), 1):
-            store.create_run(conn, run, ["s"], model_id)
+            store.runs.create_run(conn, run, ["s"], model_id)
             chunk = {"ord": 0, "section_path": ["A"], "char_start": 0, "char_end": 8, "token_count": 4,
                      "content_hash": f"h{n}", "text": f"rule v{n}", "search_text": f"rule v{n}"}
             fields = {"checksum": f"c{n}", "acl_groups": ["g"], "model_id": model_id}
-            store.stage_content_version(conn, run, "s", "doc.md", fields, [chunk], np.stack([vector]))
-            store.update_run(conn, run, gate_passed=True)
-            store.publish(conn, run)
+            store.versions.stage_content_version(conn, run, "s", "doc.md", fields, [chunk], np.stack([vector]))
+            store.runs.update_run(conn, run, gate_passed=True)
+            store.versions.publish(conn, run)
             ids.append(conn.execute("SELECT valid_from FROM document_versions WHERE run_id = %s", (run,)).fetchone()[0])
         t1, t2 = ids
 
         def visible(at: datetime) -> list[str]:
-            rows = store.search_chunks(conn, vector, "rule", ["g"], model_id, 5, store.View(as_of=at))
+            rows = store.search.search_chunks(conn, vector, "rule", ["g"], model_id, 5, store.search.View(as_of=at))
             return [r["text"] for r in rows]
 
         assert visible(t1 - timedelta(microseconds=1)) == []
@@ -94,7 +94,7 @@ def test_as_of_visibility_follows_validity_windows(db_url: str, embedder) -> Non
         assert visible(t2 - timedelta(microseconds=1)) == ["rule v1"]
         assert visible(t2) == ["rule v2"]
         assert visible(datetime.now(timezone.utc)) == ["rule v2"]
-        assert [r["text"] for r in store.search_chunks(conn, vector, "rule", ["other"], model_id, 5, store.View(as_of=t2))] == []
+        assert [r["text"] for r in store.search.search_chunks(conn, vector, "rule", ["other"], model_id, 5, store.search.View(as_of=t2))] == []
 
 
 def test_a_blob_corrupted_on_disk_is_quarantined_not_indexed(tmp_path: Path, db_url: str, demo_copy: Path, embedder) -> None:
@@ -107,11 +107,11 @@ def test_a_blob_corrupted_on_disk_is_quarantined_not_indexed(tmp_path: Path, db_
     config = load_config(write_config(tmp_path, db_url, docs=demo_copy))
     ctx = SyncContext(config=config, db_url=db_url, run_id="blob-run")
     with ctx.connect() as conn:
-        model_id = store.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.as_dict())
     plan.plan_run(ctx, model_id)
     sha = query(db_url, "SELECT blob_sha256 FROM run_items WHERE uri = 'it/security-handbook.md'")[0][0]
     (config.blob_dir / sha[:2] / sha).write_bytes(b"# tampered\n")
     result = process.parse_items(ctx)
-    assert result["counts"]["quarantined"] == 1 and result["counts"]["parsed"] == 6
+    assert result.counts["quarantined"] == 1 and result.counts["parsed"] == 6
     [(stage, error)] = query(db_url, "SELECT stage, error FROM quarantine WHERE uri = 'it/security-handbook.md'")
     assert stage == "read" and "corrupt on disk" in error

@@ -11,7 +11,7 @@ from typing import Any
 import dagster as dg
 
 from rag_pipeline import store
-from rag_pipeline.defs.resources import DocumentSources, EmbeddingModel, IndexDatabase, report_progress
+from rag_pipeline.defs.resources import DocumentSources, EmbeddingModel, IndexDatabase, ProgressReporter
 from rag_pipeline.sync import gate, process, stage
 from rag_pipeline.sync import plan as planning
 from rag_pipeline.sync.context import SyncContext
@@ -24,9 +24,9 @@ class PlanConfig(dg.Config):
     allow_mass_tombstone: bool = False
 
 
-def _ctx(context: dg.AssetExecutionContext, database: IndexDatabase) -> SyncContext:
+def _ctx(context: dg.AssetExecutionContext, database: IndexDatabase, progress: ProgressReporter) -> SyncContext:
     def report(step: str, done: int, total: int) -> None:
-        report_progress(step, done, total)
+        progress(step, done, total)
         if total and (done == total or done % 200 == 0):
             context.log.info(f"{step}: {done}/{total}")
 
@@ -66,12 +66,13 @@ def plan(
     database: IndexDatabase,
     sources: DocumentSources,
     embedding_model: EmbeddingModel,
+    progress: dg.ResourceParam[ProgressReporter],
 ) -> dg.MaterializeResult:
-    ctx = _ctx(context, database)
+    ctx = _ctx(context, database, progress)
     names = [s.name for s in sources.select(config.sources)]
     embedder = embedding_model.get()
     with ctx.connect() as conn:
-        model_id = store.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.as_dict())
     result = planning.plan_run(ctx, model_id, names, allow_mass_tombstone=config.allow_mass_tombstone,
                            is_alive=_is_alive(context))
     rows = [(s, *(c.get(k, 0) for k in ("new", "changed", "acl_changed", "reparse", "unchanged", "gone", "skipped")))
@@ -85,63 +86,68 @@ def plan(
 
 
 @dg.asset(group_name=GROUP, deps=[plan], description="Parse new and changed documents layout-aware; quarantine failures.")
-def parsed(context: dg.AssetExecutionContext, database: IndexDatabase) -> dg.MaterializeResult:
-    ctx = _ctx(context, database)
+def parsed(context: dg.AssetExecutionContext, database: IndexDatabase,
+           progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
+    ctx = _ctx(context, database, progress)
     result = process.parse_items(ctx)
     with ctx.connect() as conn:
-        quarantined = store.run_quarantine(conn, ctx.run_id)
-    metadata: dict[str, Any] = {**_numbers("", result["counts"]), "quarantined": len(quarantined)}
+        quarantined = store.quarantine.run_quarantine(conn, ctx.run_id)
+    metadata: dict[str, Any] = {**_numbers("", result.counts), "quarantined": len(quarantined)}
     if quarantined:
         metadata["quarantine"] = _md_table(("source", "uri", "stage", "error"),
                                            [(q["source"], q["uri"], q["stage"], q["error"]) for q in quarantined])
-    if result["warnings"]:
-        metadata["warnings"] = dg.MetadataValue.md("\n".join(f"- {w}" for w in result["warnings"][:200]))
+    if result.warnings:
+        metadata["warnings"] = dg.MetadataValue.md("\n".join(f"- {w}" for w in result.warnings[:200]))
     return dg.MaterializeResult(metadata=metadata)
 
 
 @dg.asset(group_name=GROUP, deps=[parsed], description="Strip boilerplate, neutralise control characters, redact secrets.")
-def cleaned(context: dg.AssetExecutionContext, database: IndexDatabase) -> dg.MaterializeResult:
-    result = process.clean_items(_ctx(context, database))
-    rows = [(uri, ", ".join(f"{k}={v}" for k, v in sorted(c.items())) or "-") for uri, c in sorted(result["per_document"].items())]
+def cleaned(context: dg.AssetExecutionContext, database: IndexDatabase,
+            progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
+    result = process.clean_items(_ctx(context, database, progress))
+    rows = [(uri, ", ".join(f"{k}={v}" for k, v in sorted(c.items())) or "-") for uri, c in sorted(result.per_document.items())]
     return dg.MaterializeResult(metadata={
-        **_numbers("removed_", result["removed"]),
-        "documents": len(result["per_document"]),
+        **_numbers("removed_", result.removed),
+        "documents": len(result.per_document),
         "removed_per_document": _md_table(("document", "removed"), rows[:500]),
     })
 
 
 @dg.asset(group_name=GROUP, deps=[cleaned], description="Chunk by section within the model's token limit.")
-def chunked(context: dg.AssetExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel) -> dg.MaterializeResult:
-    result = process.chunk_items(_ctx(context, database), embedding_model.get())
-    return dg.MaterializeResult(metadata=_numbers("", result["counts"]))
+def chunked(context: dg.AssetExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel,
+            progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
+    result = process.chunk_items(_ctx(context, database, progress), embedding_model.get())
+    return dg.MaterializeResult(metadata=_numbers("", result.counts))
 
 
 @dg.asset(group_name=GROUP, deps=[chunked], description="Embed chunks with the pinned model, reusing unchanged embeddings.")
-def embedded(context: dg.AssetExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel) -> dg.MaterializeResult:
-    ctx = _ctx(context, database)
+def embedded(context: dg.AssetExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel,
+             progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
+    ctx = _ctx(context, database, progress)
     embedder = embedding_model.get()
     with ctx.connect() as conn:
-        model_id = store.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.as_dict())
     result = process.embed_items(ctx, embedder, model_id)
-    return dg.MaterializeResult(metadata=_numbers("chunks_", result["counts"]))
+    return dg.MaterializeResult(metadata=_numbers("chunks_", result.counts))
 
 
 @dg.asset(group_name=GROUP, deps=[embedded], description="Write new versions, ACL-only versions and tombstones, invisible until published.")
-def staged(context: dg.AssetExecutionContext, database: IndexDatabase) -> dg.MaterializeResult:
-    ctx = _ctx(context, database)
+def staged(context: dg.AssetExecutionContext, database: IndexDatabase,
+           progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
+    ctx = _ctx(context, database, progress)
     with ctx.connect() as conn:
-        model_id = store.get_run(conn, ctx.run_id)["model_id"]  # pinned at plan: no model load here
+        model_id = store.runs.get_run(conn, ctx.run_id)["model_id"]  # pinned at plan: no model load here
     result = stage.stage_items(ctx, model_id)
-    return dg.MaterializeResult(metadata=_numbers("", result["counts"]))
+    return dg.MaterializeResult(metadata=_numbers("", result.counts))
 
 
 @dg.asset_check(asset=staged, blocking=True, description="Evaluation set against the index as it will look after publishing.")
-def evaluation_gate(context: dg.AssetCheckExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel) -> dg.AssetCheckResult:
-    ctx = database.context(context.run.run_id, report_progress)
+def evaluation_gate(context: dg.AssetCheckExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel,
+                    progress: dg.ResourceParam[ProgressReporter]) -> dg.AssetCheckResult:
+    ctx = database.context(context.run.run_id, progress)
     report = gate.run_gate(ctx, embedding_model.get())
     metadata: dict[str, Any] = {k: float(v) for k, v in report.metrics.items()}
-    failed_cases = [c for c in report.cases if not c.correct_refusal or c.acl_leaks or c.superseded_hits
-                    or c.evidence_hit is False or c.source_hit is False]
+    failed_cases = [c for c in report.cases if c.failed]
     metadata["failing_cases"] = _md_table(("case", "expected", "refused", "source", "evidence", "leaks", "superseded"),
                                           [(c.id, c.expected, c.refused, c.source_hit, c.evidence_hit, c.acl_leaks, c.superseded_hits) for c in failed_cases])
     metadata["verdict"] = "; ".join(report.failures) or "passed"
@@ -151,6 +157,7 @@ def evaluation_gate(context: dg.AssetCheckExecutionContext, database: IndexDatab
 
 
 @dg.asset(group_name=GROUP, deps=[staged], description="Make the staged versions live in one transaction (only after the gate passed).")
-def published(context: dg.AssetExecutionContext, database: IndexDatabase) -> dg.MaterializeResult:
-    result = stage.publish_run(_ctx(context, database))
-    return dg.MaterializeResult(metadata=_numbers("", result["counts"]))
+def published(context: dg.AssetExecutionContext, database: IndexDatabase,
+              progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
+    result = stage.publish_run(_ctx(context, database, progress))
+    return dg.MaterializeResult(metadata=_numbers("", result.counts))

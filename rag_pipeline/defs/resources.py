@@ -1,32 +1,44 @@
-"""Resources: the pipeline configuration, the database, the sources and the embedding model.
+"""Resources: the pipeline configuration, the database, the sources, the embedding model and
+where progress goes.
 
-All are built from one `rag_pipeline.yaml` (path from RAG_PIPELINE_CONFIG, default in the working
-directory), so the CLI and the UI run the same job against the same settings.
+All are built from one `rag_pipeline.yaml`: the UI's definitions take its path from
+RAG_PIPELINE_CONFIG (default `rag_pipeline.yaml` in the working directory), the CLI passes the
+file it was given. The file is parsed once per process, when a step first needs it.
 """
 
+from __future__ import annotations
 
-import os
 from typing import Any
 
 import dagster as dg
 from pydantic import PrivateAttr
 
-from rag_pipeline.config import CONFIG_ENV, Config, SourceConfig, load_config
+from rag_pipeline.config import Config, SourceConfig, default_config_path, load_config
 from rag_pipeline.embedding import Embedder, load_embedder
 from rag_pipeline.sync.context import Progress, SyncContext, no_progress, prepare_database
-
-
-def _default_config_path() -> str:
-    return os.environ.get(CONFIG_ENV, "rag_pipeline.yaml")
 
 
 class PipelineSettings(dg.ConfigurableResource):
     """The parsed rag_pipeline.yaml."""
 
-    config_path: str = _default_config_path()
+    config_path: str
+    _config: Config | None = PrivateAttr(default=None)
 
     def load(self) -> Config:
-        return load_config(self.config_path)
+        if self._config is None:
+            self._config = load_config(self.config_path)
+        return self._config
+
+
+class ProgressReporter:
+    """Where steps report progress besides the Dagster log: the CLI, which runs the job in its
+    own process, passes one that drives its progress bar; the UI's does nothing."""
+
+    def __init__(self, callback: Progress = no_progress) -> None:
+        self.callback = callback
+
+    def __call__(self, step: str, done: int, total: int) -> None:
+        self.callback(step, done, total)
 
 
 class IndexDatabase(dg.ConfigurableResource):
@@ -68,26 +80,15 @@ class EmbeddingModel(dg.ConfigurableResource):
         return self._embedder
 
 
-_progress: list[Progress] = [no_progress]
-
-
-def set_progress(callback: Progress) -> None:
-    """Where steps report progress besides the Dagster log: the CLI, which runs the job in its
-    own process, plugs its progress bar in here."""
-    _progress[0] = callback
-
-
-def report_progress(step: str, done: int, total: int) -> None:
-    _progress[0](step, done, total)
-
-
-def build_resources() -> dict[str, Any]:
-    settings = PipelineSettings(config_path=_default_config_path())
+def build_resources(config_path: str | None = None, progress: Progress = no_progress) -> dict[str, Any]:
+    """The resources of one configuration; `config_path` defaults to RAG_PIPELINE_CONFIG."""
+    settings = PipelineSettings(config_path=str(config_path or default_config_path()))
     return {
         "settings": settings,
         "database": IndexDatabase(settings=settings),
         "sources": DocumentSources(settings=settings),
         "embedding_model": EmbeddingModel(settings=settings),
+        "progress": dg.ResourceDefinition.hardcoded_resource(ProgressReporter(progress)),
     }
 
 

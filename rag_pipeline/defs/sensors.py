@@ -20,7 +20,7 @@ def record_failed_sync_runs(context: dg.RunFailureSensorContext, database: Index
     run_id = context.dagster_run.run_id
     reason = context.failure_event.message or "the Dagster run failed"
     with connect(database.url()) as conn:
-        run = store.get_run(conn, run_id)
+        run = store.runs.get_run(conn, run_id)
         if run is not None and run["status"] == "running":
-            store.fail_run(conn, run_id, status="failed", reason=reason)
+            store.runs.fail_run(conn, run_id, status="failed", reason=reason)
             context.log.info(f"run {run_id} recorded as failed: {reason}")

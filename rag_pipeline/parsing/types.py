@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from rag_pipeline.errors import PipelineError
+
 ElementKind = Literal[
     "heading",  # a section heading; `level` 1 (top) .. 6
     "paragraph",
@@ -51,7 +53,7 @@ class ParsedDocument:
     ocr_pages: list[int] = field(default_factory=list)  # pages whose text came from OCR
 
 
-class ParseError(Exception):
+class ParseError(PipelineError):
     """A file that cannot be turned into text. The message is shown to operators as-is, so it
     must say what is wrong with the file and what to do about it (never a bare library trace)."""
 

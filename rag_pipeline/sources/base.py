@@ -9,8 +9,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from rag_pipeline.errors import PipelineError
 
-class ListingError(Exception):
+
+class ListingError(PipelineError):
     """The source could not be listed completely; nothing may be tombstoned from it."""
 
 

@@ -45,7 +45,7 @@ def prepare_database(config: Config) -> str:
     url = database.resolve_url(config.database_url, config.pgdata_dir)
     with database.connect(url) as conn:
         try:
-            store.migrate(conn)
+            store.migrations.migrate(conn)
         except psycopg.errors.FeatureNotSupported as exc:
             raise database.DatabaseError(f"the database lacks the pgvector extension: {exc}; install pgvector there") from exc
         except psycopg.Error as exc:

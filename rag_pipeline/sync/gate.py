@@ -23,5 +23,5 @@ def run_gate(ctx: SyncContext, embedder: Embedder) -> EvalReport:
                 progress=lambda done, total: ctx.progress("gate", done, total),
             )
             reason = "; ".join(report.failures) if report.failures else "all thresholds met"
-        store.update_run(conn, ctx.run_id, gate_passed=report.passed, gate_metrics=report.metrics, gate_reason=reason)
+        store.runs.update_run(conn, ctx.run_id, gate_passed=report.passed, gate_metrics=report.metrics, gate_reason=reason)
     return report

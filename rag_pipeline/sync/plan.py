@@ -9,20 +9,21 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from rag_pipeline import store
+from rag_pipeline.embedding import ModelError
+from rag_pipeline.errors import PipelineError
 from rag_pipeline.chunking import CHUNKER_VERSION
 from rag_pipeline.cleaning.clean import CLEANER_VERSION
 from rag_pipeline.parsing import KIND_BY_SUFFIX, parser_version_for
 from rag_pipeline.parsing.detect import file_suffix
 from rag_pipeline.sources import SkippedObject, SourceObject, open_source
-from rag_pipeline.sources.base import ListingError
 from rag_pipeline.sync.context import SyncContext
 
 
-class ModelMismatchError(Exception):
+class ModelMismatchError(ModelError):
     """The configured embedding model is not the live index's model; a sync never mixes them."""
 
 
-class TombstoneGuardError(Exception):
+class TombstoneGuardError(PipelineError):
     """A run would remove more of a source's documents than allowed; it needs an explicit flag."""
 
 
@@ -30,7 +31,6 @@ class TombstoneGuardError(Exception):
 class PlanResult:
     counts: Counter = field(default_factory=Counter)  # per action, plus 'unchanged', 'skipped'
     per_source: dict[str, Counter] = field(default_factory=dict)
-    skipped: list[tuple[str, str, str]] = field(default_factory=list)  # (source, uri, reason)
 
 
 def plan_run(
@@ -46,23 +46,23 @@ def plan_run(
     names = [c.name for c in configs]
     result = PlanResult()
     with ctx.connect() as conn:
-        store.create_run(conn, ctx.run_id, names, model_id)
-        store.claim_sources(conn, ctx.run_id, names, is_alive)
+        store.runs.create_run(conn, ctx.run_id, names, model_id)
+        store.runs.claim_sources(conn, ctx.run_id, names, is_alive)
         _refuse_mixed_models(conn, model_id)
         for source_config in configs:
             result.per_source[source_config.name] = _plan_source(
-                ctx, conn, source_config, model_id, allow_mass_tombstone, result
+                ctx, conn, source_config, model_id, allow_mass_tombstone
             )
         for counter in result.per_source.values():
             result.counts.update(counter)
-        store.update_run(conn, ctx.run_id, counts={"plan": dict(result.counts)})
+        store.runs.update_run(conn, ctx.run_id, counts={"plan": dict(result.counts)})
     return result
 
 
 def _refuse_mixed_models(conn, model_id: int) -> None:  # noqa: ANN001
-    live = store.live_model_ids(conn)
+    live = store.models.live_model_ids(conn)
     if live and live != [model_id]:
-        current = store.model_by_id(conn, live[0]) or {}
+        current = store.models.model_by_id(conn, live[0]) or {}
         raise ModelMismatchError(
             f"the live index was embedded with model {current.get('name')} "
             f"({current.get('revision')}, weights {str(current.get('weights_sha256'))[:12]}) but the configured "
@@ -70,9 +70,9 @@ def _refuse_mixed_models(conn, model_id: int) -> None:  # noqa: ANN001
         )
 
 
-def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mass_tombstone: bool, result: PlanResult) -> Counter:  # noqa: ANN001
+def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mass_tombstone: bool) -> Counter:  # noqa: ANN001
     source = open_source(source_config)
-    live = store.live_versions(conn, source_config.name)
+    live = store.versions.live_versions(conn, source_config.name)
     counts: Counter = Counter()
     items: list[dict] = []
     seen: set[str] = set()
@@ -81,8 +81,7 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
         listed += 1
         if isinstance(obj, SkippedObject):
             counts["skipped"] += 1
-            result.skipped.append((source_config.name, obj.uri, obj.reason))
-            store.record_quarantine(conn, ctx.run_id, source_config.name, obj.uri, None, "list", obj.reason)
+            store.quarantine.record_quarantine(conn, ctx.run_id, source_config.name, obj.uri, None, "list", obj.reason)
             continue
         seen.add(obj.uri)
         action = _action(obj, live.get(obj.uri), model_id)
@@ -100,7 +99,7 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
         for uri in gone
     )
     with conn.transaction():
-        store.insert_items(conn, ctx.run_id, items)
+        store.work_items.insert_items(conn, ctx.run_id, items)
     return counts
 
 
@@ -110,7 +109,7 @@ def parser_version_for_name(uri: str) -> str:
     return parser_version_for(kind) if kind else ""
 
 
-def _action(obj: SourceObject, live: store.LiveVersion | None, model_id: int) -> str:
+def _action(obj: SourceObject, live: store.versions.LiveVersion | None, model_id: int) -> str:
     if live is None:
         return "new"
     if live.checksum != obj.checksum:
@@ -156,5 +155,3 @@ def _guard_tombstones(source_config, gone: int, live: int, allowed: bool) -> Non
             "if that is intended, re-run with --allow-mass-tombstone"
         )
 
-
-__all__ = ["ListingError", "ModelMismatchError", "PlanResult", "TombstoneGuardError", "plan_run"]

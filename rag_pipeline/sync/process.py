@@ -7,7 +7,7 @@ be retried or run on another machine; a file that fails is quarantined and the r
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -18,64 +18,74 @@ from rag_pipeline.cleaning.notices import document_fingerprints, is_notice
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.parse_worker import ParseWorker, from_wire
 from rag_pipeline.parsing.types import Element, ParseError
+from rag_pipeline.sync.batches import work_batches
 from rag_pipeline.sync.context import SyncContext
 
-CONTENT_ACTIONS = ("new", "changed", "reparse")
+@dataclass
+class ParseResult:
+    counts: dict[str, int]  # parsed, quarantined, pages, ocr_pages
+    warnings: list[str] = field(default_factory=list)  # "uri: warning" for operators
 
 
-def _batches(ctx: SyncContext, conn, stage: str, columns: tuple[str, ...], label: str):  # noqa: ANN001, ANN202
-    """The run's items waiting at `stage`, in batches; progress is reported under `label`."""
-    keys = store.item_keys(conn, ctx.run_id, stage, CONTENT_ACTIONS)
-    done = 0
-    for batch in store.iter_batches(keys, ctx.config.batch_size):
-        yield store.load_items(conn, ctx.run_id, batch, columns)
-        done += len(batch)
-        ctx.progress(label, done, len(keys))
+@dataclass
+class CleanResult:
+    removed: dict[str, int]  # what was removed or redacted, by kind, over the run
+    per_document: dict[str, dict[str, int]]
 
 
-def parse_items(ctx: SyncContext) -> dict[str, Any]:
+@dataclass
+class ChunkResult:
+    counts: dict[str, int]  # documents, chunks, tokens
+
+
+@dataclass
+class EmbedResult:
+    counts: dict[str, int]  # embedded (encoded now), reused (stored vectors of identical input)
+
+
+def parse_items(ctx: SyncContext) -> ParseResult:
     """Parse planned items and record each document's paragraph fingerprints with it, so the
     clean step judges notices across the whole source; returns counts, pages and warnings."""
     counts: Counter = Counter()
     warnings: list[str] = []
     with ctx.connect() as conn, ParseWorker(ctx.config.limits) as worker:
         _drop_fingerprints_of_gone(ctx, conn)
-        for batch in _batches(ctx, conn, "planned", (), "parse"):
+        for batch in work_batches(ctx, conn, "planned", (), "parse"):
             for item in batch:
                 try:
                     wire = worker.parse(ctx.blobs.get(item["blob_sha256"]), item["uri"])
                 except (ParseError, OSError) as exc:
                     stage = exc.stage if isinstance(exc, ParseError) else "read"
                     with conn.transaction():
-                        store.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], stage, str(exc))
+                        store.work_items.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], stage, str(exc))
                     counts["quarantined"] += 1
                     continue
                 fingerprints = document_fingerprints(from_wire(wire).elements)
                 with conn.transaction():
-                    store.advance_item(conn, ctx.run_id, item["source"], item["uri"], "parsed", "parsed", wire)
-                    store.replace_fingerprints(conn, item["source"], item["uri"], fingerprints)
+                    store.work_items.advance_item(conn, ctx.run_id, item["source"], item["uri"], "parsed", "parsed", wire)
+                    store.fingerprints.replace_fingerprints(conn, item["source"], item["uri"], fingerprints)
                 counts["parsed"] += 1
                 counts["pages"] += wire.get("page_count") or 0
                 counts["ocr_pages"] += len(wire.get("ocr_pages") or [])
                 warnings.extend(f"{item['uri']}: {w}" for w in wire.get("warnings") or [])
-        store.update_run(conn, ctx.run_id, counts={"parse": dict(counts)})
-    return {"counts": dict(counts), "warnings": warnings}
+        store.runs.update_run(conn, ctx.run_id, counts={"parse": dict(counts)})
+    return ParseResult(counts=dict(counts), warnings=warnings)
 
 
 def _drop_fingerprints_of_gone(ctx: SyncContext, conn) -> None:  # noqa: ANN001
-    gone = store.item_keys(conn, ctx.run_id, "planned", ("gone",))
+    gone = store.work_items.item_keys(conn, ctx.run_id, "planned", ("gone",))
     with conn.transaction():
         for source in {s for s, _ in gone}:
-            store.drop_fingerprints(conn, source, [u for s, u in gone if s == source])
+            store.fingerprints.drop_fingerprints(conn, source, [u for s, u in gone if s == source])
 
 
-def clean_items(ctx: SyncContext) -> dict[str, Any]:
+def clean_items(ctx: SyncContext) -> CleanResult:
     """Clean each parsed document; notices are judged against the fingerprints every parsed
     document of the source recorded in the parse step."""
     removed: Counter = Counter()
     per_document: dict[str, dict[str, int]] = {}
     with ctx.connect() as conn:
-        for batch in _batches(ctx, conn, "parsed", ("parsed",), "clean"):
+        for batch in work_batches(ctx, conn, "parsed", ("parsed",), "clean"):
             for item in batch:
                 parsed = from_wire(item["parsed"])
                 elements, counts = clean_elements(parsed.elements, _notices(conn, item["source"], parsed.elements))
@@ -83,50 +93,50 @@ def clean_items(ctx: SyncContext) -> dict[str, Any]:
                 per_document[item["uri"]] = dict(counts)
                 if not any(e.text.strip() for e in elements):
                     with conn.transaction():
-                        store.quarantine_item(
+                        store.work_items.quarantine_item(
                             conn, ctx.run_id, item["source"], item["uri"], "clean",
                             "no text left after removing boilerplate; check the file has real content",
                         )
                     continue
                 payload = {"elements": [e.to_dict() for e in elements], "parser": parsed.parser, "cleaning": dict(counts)}
                 with conn.transaction():
-                    store.advance_item(conn, ctx.run_id, item["source"], item["uri"], "cleaned", "cleaned", payload)
-    return {"removed": dict(removed), "per_document": per_document}
+                    store.work_items.advance_item(conn, ctx.run_id, item["source"], item["uri"], "cleaned", "cleaned", payload)
+    return CleanResult(removed=dict(removed), per_document=per_document)
 
 
 def _notices(conn, source: str, elements: list[Element]) -> set[str]:  # noqa: ANN001
     fingerprints = document_fingerprints(elements)
     if not fingerprints:
         return set()
-    counts, total = store.fingerprint_counts(conn, source, sorted(fingerprints))
+    counts, total = store.fingerprints.fingerprint_counts(conn, source, sorted(fingerprints))
     return {fp for fp, n in counts.items() if is_notice(n, total)}
 
 
-def chunk_items(ctx: SyncContext, embedder: Embedder) -> dict[str, Any]:
+def chunk_items(ctx: SyncContext, embedder: Embedder) -> ChunkResult:
     counts: Counter = Counter()
     with ctx.connect() as conn:
-        for batch in _batches(ctx, conn, "cleaned", ("cleaned",), "chunk"):
+        for batch in work_batches(ctx, conn, "cleaned", ("cleaned",), "chunk"):
             for item in batch:
                 cleaned = item["cleaned"]
                 elements = [Element.from_dict(e) for e in cleaned["elements"]]
                 chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)
                 payload = {**cleaned, "elements": None, "chunks": [c.to_dict() for c in chunks]}
                 with conn.transaction():
-                    store.advance_item(conn, ctx.run_id, item["source"], item["uri"], "chunked", "chunks", payload)
+                    store.work_items.advance_item(conn, ctx.run_id, item["source"], item["uri"], "chunked", "chunks", payload)
                 counts["documents"] += 1
                 counts["chunks"] += len(chunks)
                 counts["tokens"] += sum(c.token_count for c in chunks)
-    return {"counts": dict(counts)}
+    return ChunkResult(counts=dict(counts))
 
 
-def embed_items(ctx: SyncContext, embedder: Embedder, model_id: int) -> dict[str, Any]:
+def embed_items(ctx: SyncContext, embedder: Embedder, model_id: int) -> EmbedResult:
     """Embed chunks, reusing stored vectors of identical model input under the same model."""
     counts: Counter = Counter()
     with ctx.connect() as conn:
-        for batch in _batches(ctx, conn, "chunked", ("chunks",), "embed"):
+        for batch in work_batches(ctx, conn, "chunked", ("chunks",), "embed"):
             chunk_lists = [item["chunks"]["chunks"] for item in batch]
             hashes = [c["content_hash"] for chunks in chunk_lists for c in chunks]
-            known = store.find_embeddings(conn, hashes, model_id)
+            known = store.embeddings.find_embeddings(conn, hashes, model_id)
             missing = sorted({c["content_hash"]: c["search_text"] for cl in chunk_lists for c in cl
                               if c["content_hash"] not in known}.items())
             if missing:
@@ -138,9 +148,9 @@ def embed_items(ctx: SyncContext, embedder: Embedder, model_id: int) -> dict[str
                 dim = embedder.identity.dimension
                 matrix = np.stack([known[c["content_hash"]] for c in chunks]) if chunks else np.zeros((0, dim), np.float32)
                 with conn.transaction():
-                    store.advance_item(
+                    store.work_items.advance_item(
                         conn, ctx.run_id, item["source"], item["uri"], "embedded", "embeddings",
                         matrix.astype(np.float32).tobytes(),
                     )
-        store.update_run(conn, ctx.run_id, counts={"embed": dict(counts)})
-    return {"counts": dict(counts)}
+        store.runs.update_run(conn, ctx.run_id, counts={"embed": dict(counts)})
+    return EmbedResult(counts=dict(counts))

@@ -6,30 +6,41 @@ from __future__ import annotations
 
 import mimetypes
 from collections import Counter
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
 from rag_pipeline import store
 from rag_pipeline.chunking import CHUNKER_VERSION
 from rag_pipeline.cleaning.clean import CLEANER_VERSION
+from rag_pipeline.errors import GateFailedError, PipelineError
+from rag_pipeline.sync.batches import work_batches
 from rag_pipeline.sync.context import SyncContext
-from rag_pipeline.sync.process import CONTENT_ACTIONS
 
 
-class TooManyFailuresError(Exception):
+class TooManyFailuresError(PipelineError):
     """More of the run's files were quarantined than `max_failed_share` allows."""
 
 
-class GateNotPassedError(Exception):
+class GateNotPassedError(GateFailedError):
     """Publish was asked for a run whose evaluation gate did not pass."""
 
 
-def stage_items(ctx: SyncContext, model_id: int) -> dict[str, Any]:
+@dataclass
+class StageResult:
+    counts: dict[str, int]  # versions, chunks, acl_versions, tombstones
+
+
+@dataclass
+class PublishResult:
+    counts: dict[str, int]  # published, superseded, tombstoned
+
+
+def stage_items(ctx: SyncContext, model_id: int) -> StageResult:
     counts: Counter = Counter()
     with ctx.connect() as conn:
         _check_failure_share(ctx, conn)
-        for batch in _content_batches(ctx, conn):
+        for batch in work_batches(ctx, conn, "embedded", ("chunks", "embeddings"), "stage"):
             for item in batch:
                 chunks = item["chunks"]["chunks"]
                 matrix = np.frombuffer(item["embeddings"], dtype=np.float32).reshape(len(chunks), -1) if chunks else np.zeros((0, 1), np.float32)
@@ -45,30 +56,23 @@ def stage_items(ctx: SyncContext, model_id: int) -> dict[str, Any]:
                     "model_id": model_id,
                     "cleaning_counts": item["chunks"].get("cleaning", {}),
                 }
-                if store.stage_content_version(conn, ctx.run_id, item["source"], item["uri"], fields, chunks, matrix):
+                if store.versions.stage_content_version(conn, ctx.run_id, item["source"], item["uri"], fields, chunks, matrix):
                     counts["versions"] += 1
                     counts["chunks"] += len(chunks)
-        for source, uri in store.item_keys(conn, ctx.run_id, "planned", ("acl_changed",)):
-            counts["acl_versions"] += store.stage_acl_version(conn, ctx.run_id, source, uri, _acl(conn, ctx, source, uri))
-        for source, uri in store.item_keys(conn, ctx.run_id, "planned", ("gone",)):
-            counts["tombstones"] += store.stage_tombstone(conn, ctx.run_id, source, uri)
-        store.update_run(conn, ctx.run_id, counts={"staged": dict(counts)})
-    return {"counts": dict(counts)}
-
-
-def _content_batches(ctx: SyncContext, conn):  # noqa: ANN001, ANN202
-    keys = store.item_keys(conn, ctx.run_id, "embedded", CONTENT_ACTIONS)
-    for i, batch in enumerate(store.iter_batches(keys, ctx.config.batch_size)):
-        yield store.load_items(conn, ctx.run_id, batch, ("chunks", "embeddings"))
-        ctx.progress("stage", min((i + 1) * ctx.config.batch_size, len(keys)), len(keys))
+        for source, uri in store.work_items.item_keys(conn, ctx.run_id, "planned", ("acl_changed",)):
+            counts["acl_versions"] += store.versions.stage_acl_version(conn, ctx.run_id, source, uri, _acl(conn, ctx, source, uri))
+        for source, uri in store.work_items.item_keys(conn, ctx.run_id, "planned", ("gone",)):
+            counts["tombstones"] += store.versions.stage_tombstone(conn, ctx.run_id, source, uri)
+        store.runs.update_run(conn, ctx.run_id, counts={"staged": dict(counts)})
+    return StageResult(counts=dict(counts))
 
 
 def _acl(conn, ctx: SyncContext, source: str, uri: str) -> list[str]:  # noqa: ANN001
-    return store.load_items(conn, ctx.run_id, [(source, uri)], ())[0]["acl_groups"]
+    return store.work_items.load_items(conn, ctx.run_id, [(source, uri)], ())[0]["acl_groups"]
 
 
 def _check_failure_share(ctx: SyncContext, conn) -> None:  # noqa: ANN001
-    stages = store.item_stage_counts(conn, ctx.run_id)
+    stages = store.work_items.item_stage_counts(conn, ctx.run_id)
     quarantined = stages.get("quarantined", 0)
     attempted = quarantined + sum(v for k, v in stages.items() if k in ("embedded", "staged"))
     if quarantined >= 2 and attempted and quarantined / attempted > ctx.config.max_failed_share:
@@ -79,24 +83,24 @@ def _check_failure_share(ctx: SyncContext, conn) -> None:  # noqa: ANN001
         )
 
 
-def publish_run(ctx: SyncContext) -> dict[str, Any]:
+def publish_run(ctx: SyncContext) -> PublishResult:
     """Publish a run whose gate passed; the gate's verdict is re-read from the database so a
     publish step started on its own can never bypass it."""
     with ctx.connect() as conn:
-        run = store.get_run(conn, ctx.run_id)
+        run = store.runs.get_run(conn, ctx.run_id)
         if run is None or run["gate_passed"] is not True:
             reason = (run or {}).get("gate_reason") or "the evaluation gate has not run for this run"
             raise GateNotPassedError(f"run {ctx.run_id} is not publishable: {reason}")
-        counts = store.publish(conn, ctx.run_id)
+        counts = store.versions.publish(conn, ctx.run_id)
         nothing = not any(counts.values())
-        store.update_run(
+        store.runs.update_run(
             conn, ctx.run_id, status="nothing_to_do" if nothing else "published",
             counts={"published": counts}, finished=True,
         )
-        store.cleanup_run_items(conn, ctx.run_id)
-    return {"counts": counts}
+        store.work_items.cleanup_run_items(conn, ctx.run_id)
+    return PublishResult(counts=counts)
 
 
 def fail_run(ctx: SyncContext, *, status: str, reason: str) -> None:
     with ctx.connect() as conn:
-        store.fail_run(conn, ctx.run_id, status=status, reason=reason)
+        store.runs.fail_run(conn, ctx.run_id, status=status, reason=reason)

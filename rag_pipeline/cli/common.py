@@ -1,0 +1,70 @@
+"""What several commands need: the configuration, a migrated connection, the caller's groups,
+an as-of time, a document named by URI and the embedding model."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from rag_pipeline.errors import UsageError
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from rag_pipeline.config import Config
+    from rag_pipeline.embedding import Embedder
+
+
+def load_config(args: argparse.Namespace) -> Config:
+    from rag_pipeline.config import load_config as load
+
+    return load(args.config)
+
+
+@contextmanager
+def connection(config: Config) -> Iterator[psycopg.Connection]:
+    from rag_pipeline import database
+    from rag_pipeline.sync.context import prepare_database
+
+    conn = database.connect(prepare_database(config))
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def groups(value: str | None) -> list[str]:
+    return sorted({g.strip() for g in (value or "").split(",") if g.strip()})
+
+
+def as_of(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    from rag_pipeline.times import parse_time
+
+    try:
+        return parse_time(value)
+    except ValueError as exc:
+        raise UsageError(f"--as-of: {exc}") from exc
+
+
+def document(conn: psycopg.Connection, uri: str) -> tuple[str, str]:
+    """(source, uri) of a document named with or without its source prefix."""
+    from rag_pipeline import store
+
+    matches = store.history.find_documents(conn, uri)
+    if not matches:
+        raise UsageError(f"no document {uri!r} in the index (URIs are paths relative to the source root)")
+    if len(matches) > 1:
+        options = ", ".join(f"{s}/{u}" for s, u in matches)
+        raise UsageError(f"{uri!r} is ambiguous; prefix it with its source: {options}")
+    return matches[0]
+
+
+def embedder(config: Config) -> Embedder:
+    from rag_pipeline.embedding import load_embedder
+
+    return load_embedder(config.embedding.model, config.embedding.device, config.embedding.batch_size)

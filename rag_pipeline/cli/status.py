@@ -1,0 +1,48 @@
+"""`rag-pipeline status`: sources, live documents and chunks, quarantine, model, last runs."""
+
+from __future__ import annotations
+
+import argparse
+
+from rag_pipeline.cli.common import connection, load_config
+from rag_pipeline.cli.output import console, emit_json, shown, when
+from rag_pipeline.errors import EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("status", parents=[common], help="sources, counts, quarantine, model, last runs")
+    p.set_defaults(func=cmd_status)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from rag_pipeline import store
+
+    config = load_config(args)
+    with connection(config) as conn:
+        status = store.status.index_status(conn)
+        models = [store.models.model_by_id(conn, m) for m in status.pop("model_ids")]
+        runs = store.runs.recent_runs(conn)
+        quarantine = store.quarantine.latest_quarantine(conn)
+        version = store.migrations.schema_version(conn)
+    configured = {s.name: s.kind for s in config.sources}
+    data = {"schema_version": version, "configured_sources": configured, **status,
+            "models": models, "last_runs": runs, "quarantine": quarantine}
+    if args.json:
+        emit_json(data)
+        return EXIT_OK
+    out = console()
+    for name, kind in configured.items():
+        s = status["sources"].get(name, {"live_documents": 0, "live_chunks": 0})
+        out.print(f"source {shown(name)} ({kind}): {s['live_documents']} live documents, {s['live_chunks']} chunks")
+    for m in models:
+        if m:
+            out.print(f"model: {shown(m['name'])} ({shown(m['revision'])}), {m['dimension']}-d, "
+                      f"max {m['max_tokens']} tokens, weights {m['weights_sha256'][:12]}")
+    out.print(f"quarantined files: {status['quarantined_files']}")
+    for q in quarantine:
+        out.print(f"  {shown(q['source'])}/{shown(q['uri'])} ({q['stage']}): {shown(q['error'])}")
+    for r in runs:
+        gate = {True: "passed", False: "failed", None: "-"}[r["gate_passed"]]
+        reason = f" ({shown(r['gate_reason'])})" if r["gate_reason"] and not r["gate_passed"] else ""
+        out.print(f"run {shown(r['run_id'])} {r['status']} started {when(r['started_at'])} gate {gate}{reason}")
+    return EXIT_OK

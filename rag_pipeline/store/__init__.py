@@ -1,0 +1,24 @@
+"""Every SQL statement of the project besides sql/: parameterised, never built from user text.
+
+One module per concern; callers use them as `store.runs.get_run(conn, ...)`. Each function takes
+an open connection and documents whether it commits; document writes are one transaction.
+"""
+
+from rag_pipeline.store import (
+    embeddings,
+    fingerprints,
+    history,
+    migrations,
+    models,
+    quarantine,
+    runs,
+    search,
+    status,
+    versions,
+    work_items,
+)
+
+__all__ = [
+    "embeddings", "fingerprints", "history", "migrations", "models", "quarantine", "runs",
+    "search", "status", "versions", "work_items",
+]

@@ -1,0 +1,55 @@
+"""Audits: every version of a document and the chunks a version held."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from rag_pipeline.store._sql import row, rows
+from rag_pipeline.store.search import VISIBLE_AS_OF
+
+
+def find_documents(conn: psycopg.Connection, uri: str) -> list[tuple[str, str]]:
+    """(source, uri) pairs matching a URI given with or without its 'source/' prefix."""
+    rows = conn.execute(
+        "SELECT source, uri FROM documents WHERE uri = %s OR source || '/' || uri = %s ORDER BY source, uri",
+        (uri, uri),
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def history(conn: psycopg.Connection, source: str, uri: str) -> list[dict[str, Any]]:
+    return rows(conn,
+            "SELECT version_no, kind, status, checksum, valid_from, valid_to, acl_groups, run_id,"
+            " parser_version, chunker_version, model_name, model_revision"
+            " FROM document_history WHERE source = %s AND uri = %s AND status <> 'discarded'"
+            " ORDER BY version_no",
+            (source, uri),
+        )
+
+
+def version_for(conn: psycopg.Connection, source: str, uri: str, version_no: int | None, as_of: datetime | None) -> dict[str, Any] | None:
+    """The version `show` displays: a given number, the one valid at a time, or the live one."""
+    base = (
+        "SELECT v.id, v.version_no, v.status, v.kind, v.checksum, v.acl_groups, v.valid_from, v.valid_to,"
+        " v.blob_sha256 FROM document_versions v JOIN documents d ON d.id = v.document_id"
+        " WHERE d.source = %(source)s AND d.uri = %(uri)s AND "
+    )
+    if version_no is not None:
+        where = "v.version_no = %(no)s"
+    elif as_of is not None:
+        where = VISIBLE_AS_OF
+    else:
+        where = "v.status = 'live'"
+    params = {"source": source, "uri": uri, "no": version_no, "as_of": as_of}
+    return row(conn, base + where + " ORDER BY v.version_no DESC LIMIT 1", params)
+
+
+def version_chunks(conn: psycopg.Connection, version_id: int) -> list[dict[str, Any]]:
+    return rows(conn,
+            "SELECT id AS chunk_id, ord, section_path, page_start, page_end, char_start, char_end,"
+            " token_count, text FROM chunks WHERE version_id = %s ORDER BY ord",
+            (version_id,),
+        )

@@ -1,0 +1,220 @@
+"""Document versions: the live state a plan compares against, staging (invisible until
+published) and the one publishing transaction. Content rows are never changed in place."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import psycopg
+
+
+@dataclass(frozen=True)
+class LiveVersion:
+    version_id: int
+    version_no: int
+    checksum: str
+    acl_groups: tuple[str, ...]
+    parser_version: str
+    cleaner_version: str
+    chunker_version: str
+    model_id: int
+
+
+def live_versions(conn: psycopg.Connection, source: str) -> dict[str, LiveVersion]:
+    rows = conn.execute(
+        "SELECT d.uri, v.id, v.version_no, v.checksum, v.acl_groups, v.parser_version,"
+        " v.cleaner_version, v.chunker_version, v.model_id"
+        " FROM document_versions v JOIN documents d ON d.id = v.document_id"
+        " WHERE d.source = %s AND v.status = 'live' AND v.kind = 'content'",
+        (source,),
+    ).fetchall()
+    return {
+        r[0]: LiveVersion(r[1], r[2], r[3], tuple(r[4]), r[5] or "", r[6] or "", r[7] or "", r[8])
+        for r in rows
+    }
+
+
+def _document_id(conn: psycopg.Connection, source: str, uri: str) -> int:
+    row = conn.execute(
+        "INSERT INTO documents (source, uri) VALUES (%s, %s)"
+        " ON CONFLICT (source, uri) DO UPDATE SET uri = EXCLUDED.uri RETURNING id",
+        (source, uri),
+    ).fetchone()
+    return int(row[0])
+
+
+def _new_version(conn: psycopg.Connection, document_id: int, run_id: str, fields: dict[str, Any]) -> int | None:
+    """Insert a staged version unless this run already staged one (re-executed step)."""
+    existing = conn.execute(
+        "SELECT run_id FROM document_versions WHERE document_id = %s AND status = 'staged'",
+        (document_id,),
+    ).fetchone()
+    if existing and existing[0] == run_id:
+        return None
+    if existing:  # left behind by a failed or gate-rejected run: never publishable now
+        conn.execute(
+            "UPDATE document_versions SET status = 'discarded' WHERE document_id = %s AND status = 'staged'",
+            (document_id,),
+        )
+    row = conn.execute(
+        "INSERT INTO document_versions (document_id, version_no, kind, status, checksum, blob_sha256,"
+        " size_bytes, media_type, acl_groups, parser_version, cleaner_version, chunker_version,"
+        " model_id, run_id, cleaning_counts)"
+        " SELECT %(document_id)s, coalesce(max(version_no), 0) + 1, %(kind)s, 'staged', %(checksum)s,"
+        " %(blob_sha256)s, %(size_bytes)s, %(media_type)s, %(acl_groups)s, %(parser_version)s,"
+        " %(cleaner_version)s, %(chunker_version)s, %(model_id)s, %(run_id)s, %(cleaning_counts)s::jsonb"
+        " FROM document_versions WHERE document_id = %(document_id)s RETURNING id",
+        {
+            "document_id": document_id,
+            "run_id": run_id,
+            "kind": fields.get("kind", "content"),
+            "checksum": fields.get("checksum"),
+            "blob_sha256": fields.get("blob_sha256"),
+            "size_bytes": fields.get("size_bytes"),
+            "media_type": fields.get("media_type"),
+            "acl_groups": list(fields.get("acl_groups", [])),
+            "parser_version": fields.get("parser_version"),
+            "cleaner_version": fields.get("cleaner_version"),
+            "chunker_version": fields.get("chunker_version"),
+            "model_id": fields.get("model_id"),
+            "cleaning_counts": json.dumps(fields.get("cleaning_counts", {})),
+        },
+    ).fetchone()
+    return int(row[0])
+
+
+def stage_content_version(
+    conn: psycopg.Connection,
+    run_id: str,
+    source: str,
+    uri: str,
+    fields: dict[str, Any],
+    chunks: Sequence[dict[str, Any]],
+    embeddings: np.ndarray,
+) -> bool:
+    """Write a document's new version and all its chunks in one transaction. Commits.
+    Returns False when this run had already staged it (a retried step)."""
+    with conn.transaction():
+        version_id = _new_version(conn, _document_id(conn, source, uri), run_id, fields)
+        if version_id is None:
+            return False
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO chunks (version_id, ord, section_path, page_start, page_end, char_start,"
+                " char_end, token_count, content_hash, text, model_id, embedding, tsv)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, to_tsvector('simple', %s))",
+                [
+                    (
+                        version_id, c["ord"], c["section_path"], c.get("page_start"), c.get("page_end"),
+                        c["char_start"], c["char_end"], c["token_count"], c["content_hash"], c["text"],
+                        fields["model_id"], embeddings[i], c["search_text"],
+                    )
+                    for i, c in enumerate(chunks)
+                ],
+            )
+        conn.execute(
+            "UPDATE run_items SET stage = 'staged', embeddings = NULL, chunks = NULL"
+            " WHERE run_id = %s AND source = %s AND uri = %s",
+            (run_id, source, uri),
+        )
+    return True
+
+
+def stage_acl_version(conn: psycopg.Connection, run_id: str, source: str, uri: str, acl_groups: Sequence[str]) -> bool:
+    """A new version that differs only in ACL groups: same chunks and embeddings, copied
+    (content rows stay immutable per version), nothing re-embedded. Commits."""
+    with conn.transaction():
+        live = conn.execute(
+            "SELECT v.id, v.checksum, v.blob_sha256, v.size_bytes, v.media_type, v.parser_version,"
+            " v.cleaner_version, v.chunker_version, v.model_id, v.cleaning_counts"
+            " FROM document_versions v JOIN documents d ON d.id = v.document_id"
+            " WHERE d.source = %s AND d.uri = %s AND v.status = 'live'",
+            (source, uri),
+        ).fetchone()
+        if live is None:
+            return False
+        fields = dict(
+            zip(
+                ("checksum", "blob_sha256", "size_bytes", "media_type", "parser_version",
+                 "cleaner_version", "chunker_version", "model_id", "cleaning_counts"),
+                live[1:],
+            )
+        )
+        fields["acl_groups"] = list(acl_groups)
+        version_id = _new_version(conn, _document_id(conn, source, uri), run_id, fields)
+        if version_id is None:
+            return False
+        conn.execute(
+            "INSERT INTO chunks (version_id, ord, section_path, page_start, page_end, char_start, char_end,"
+            " token_count, content_hash, text, model_id, embedding, tsv)"
+            " SELECT %s, ord, section_path, page_start, page_end, char_start, char_end, token_count,"
+            " content_hash, text, model_id, embedding, tsv FROM chunks WHERE version_id = %s",
+            (version_id, live[0]),
+        )
+        conn.execute(
+            "UPDATE run_items SET stage = 'staged' WHERE run_id = %s AND source = %s AND uri = %s",
+            (run_id, source, uri),
+        )
+    return True
+
+
+def stage_tombstone(conn: psycopg.Connection, run_id: str, source: str, uri: str) -> bool:
+    """Stage the removal of a document whose source object is gone. Commits."""
+    with conn.transaction():
+        version_id = _new_version(conn, _document_id(conn, source, uri), run_id, {"kind": "tombstone"})
+        conn.execute(
+            "UPDATE run_items SET stage = 'staged' WHERE run_id = %s AND source = %s AND uri = %s",
+            (run_id, source, uri),
+        )
+    return version_id is not None
+
+
+def discard_staged(conn: psycopg.Connection, run_id: str, *, commit: bool = True) -> int:
+    """Mark a run's staged versions as never-to-be-published (gate failed, run abandoned)."""
+
+    def _discard() -> int:
+        cur = conn.execute(
+            "UPDATE document_versions SET status = 'discarded' WHERE run_id = %s AND status = 'staged'",
+            (run_id,),
+        )
+        return cur.rowcount
+
+    if not commit:
+        return _discard()
+    with conn.transaction():
+        return _discard()
+
+
+def publish(conn: psycopg.Connection, run_id: str) -> dict[str, int]:
+    """Make all of a run's staged versions live at one instant, closing what they replace.
+    One transaction: readers see the index before or after, never half of it. Commits."""
+    with conn.transaction():
+        now = conn.execute("SELECT now()").fetchone()[0]
+        staged_docs = (
+            "SELECT document_id FROM document_versions WHERE run_id = %(run)s AND status = 'staged'"
+        )
+        superseded = conn.execute(
+            "UPDATE document_versions SET status = 'superseded', valid_to = %(now)s"
+            f" WHERE status = 'live' AND document_id IN ({staged_docs})",
+            {"run": run_id, "now": now},
+        ).rowcount
+        conn.execute(  # a document that re-appears closes its tombstone's window
+            "UPDATE document_versions SET valid_to = %(now)s"
+            f" WHERE status = 'tombstoned' AND valid_to IS NULL AND document_id IN ({staged_docs})",
+            {"run": run_id, "now": now},
+        )
+        tombstoned = conn.execute(
+            "UPDATE document_versions SET status = 'tombstoned', valid_from = %(now)s"
+            " WHERE run_id = %(run)s AND status = 'staged' AND kind = 'tombstone'",
+            {"run": run_id, "now": now},
+        ).rowcount
+        published = conn.execute(
+            "UPDATE document_versions SET status = 'live', valid_from = %(now)s"
+            " WHERE run_id = %(run)s AND status = 'staged' AND kind = 'content'",
+            {"run": run_id, "now": now},
+        ).rowcount
+    return {"published": published, "superseded": superseded, "tombstoned": tombstoned}

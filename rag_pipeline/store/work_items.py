@@ -1,0 +1,99 @@
+"""Work items of a run (`run_items`): the hand-over between steps, which may run in other
+processes or machines. Each step reads its input column and writes its output column."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+
+def insert_items(conn: psycopg.Connection, run_id: str, items: Iterable[dict[str, Any]]) -> None:
+    """Record planned work (idempotent per run and document). Does not commit."""
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO run_items (run_id, source, uri, action, checksum, blob_sha256, size_bytes, acl_groups)"
+            " VALUES (%(run_id)s, %(source)s, %(uri)s, %(action)s, %(checksum)s, %(blob_sha256)s,"
+            " %(size_bytes)s, %(acl_groups)s)"
+            " ON CONFLICT (run_id, source, uri) DO NOTHING",
+            [{"run_id": run_id, **item} for item in items],
+        )
+
+
+def item_keys(conn: psycopg.Connection, run_id: str, stage: str, actions: Sequence[str]) -> list[tuple[str, str]]:
+    rows = conn.execute(
+        "SELECT source, uri FROM run_items WHERE run_id = %s AND stage = %s AND action = ANY(%s)"
+        " ORDER BY source, uri",
+        (run_id, stage, list(actions)),
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def load_items(conn: psycopg.Connection, run_id: str, keys: Sequence[tuple[str, str]], columns: Sequence[str]) -> list[dict[str, Any]]:
+    """Load the named payload columns for a batch of items (columns come from ITEM_COLUMNS)."""
+    cols = [c for c in columns if c in ITEM_COLUMNS]
+    select = ", ".join(["source", "uri", "action", "checksum", "blob_sha256", "size_bytes", "acl_groups", *cols])
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(
+            f"SELECT {select} FROM run_items WHERE run_id = %s"  # noqa: S608 -- columns from a fixed allow-list
+            " AND (source, uri) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+            (run_id, [k[0] for k in keys], [k[1] for k in keys]),
+        ).fetchall()
+    order = {k: i for i, k in enumerate(keys)}
+    return sorted(rows, key=lambda r: order[(r["source"], r["uri"])])
+
+
+ITEM_COLUMNS = ("parsed", "cleaned", "chunks", "embeddings")
+
+
+def advance_item(conn: psycopg.Connection, run_id: str, source: str, uri: str, stage: str, column: str | None = None, value: Any = None) -> None:
+    """Move an item to `stage`, storing one step's output and dropping the previous payload
+    it no longer needs. Does not commit."""
+    if column is None:
+        conn.execute(
+            "UPDATE run_items SET stage = %s WHERE run_id = %s AND source = %s AND uri = %s",
+            (stage, run_id, source, uri),
+        )
+        return
+    statement = _ADVANCE[column]
+    payload = value if column == "embeddings" else json.dumps(value)
+    conn.execute(statement, (stage, payload, run_id, source, uri))
+
+
+_ADVANCE = {
+    "parsed": "UPDATE run_items SET stage = %s, parsed = %s::jsonb WHERE run_id = %s AND source = %s AND uri = %s",
+    "cleaned": "UPDATE run_items SET stage = %s, cleaned = %s::jsonb, parsed = NULL WHERE run_id = %s AND source = %s AND uri = %s",
+    "chunks": "UPDATE run_items SET stage = %s, chunks = %s::jsonb, cleaned = NULL WHERE run_id = %s AND source = %s AND uri = %s",
+    "embeddings": "UPDATE run_items SET stage = %s, embeddings = %s WHERE run_id = %s AND source = %s AND uri = %s",
+}
+
+
+def quarantine_item(conn: psycopg.Connection, run_id: str, source: str, uri: str, stage: str, error: str) -> None:
+    """Take an item out of the run and record why. Its live version (if any) is untouched. Does not commit."""
+    conn.execute(
+        "UPDATE run_items SET stage = 'quarantined', error = %s, parsed = NULL, cleaned = NULL,"
+        " chunks = NULL, embeddings = NULL WHERE run_id = %s AND source = %s AND uri = %s",
+        (error, run_id, source, uri),
+    )
+    conn.execute(
+        "INSERT INTO quarantine (run_id, source, uri, checksum, stage, error)"
+        " SELECT run_id, source, uri, checksum, %s, %s FROM run_items"
+        " WHERE run_id = %s AND source = %s AND uri = %s",
+        (stage, error, run_id, source, uri),
+    )
+
+
+def item_stage_counts(conn: psycopg.Connection, run_id: str) -> dict[str, int]:
+    rows = conn.execute(
+        "SELECT stage, count(*) FROM run_items WHERE run_id = %s GROUP BY stage", (run_id,)
+    ).fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
+def cleanup_run_items(conn: psycopg.Connection, run_id: str) -> None:
+    """Drop a finished run's work items (their payloads are large; quarantine keeps the errors). Commits."""
+    with conn.transaction():
+        conn.execute("DELETE FROM run_items WHERE run_id = %s", (run_id,))
