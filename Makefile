@@ -21,6 +21,7 @@ demo: setup
 	bash scripts/demo.sh
 
 test: setup
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest rag_pipeline_tests
 
 dev: setup

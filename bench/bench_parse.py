@@ -37,16 +37,16 @@ import platform
 import resource
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from io import BytesIO
 from pathlib import Path
-from typing import Callable
 
 import pymupdf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rag_pipeline.parsing import ParseError, ParseLimits, parse_document, parser_version_for  # noqa: E402
+from rag_pipeline.parsing import ParseError, ParseLimits, parse_document, parser_version_for
 
 DEFAULT_CORPUS = Path(os.environ.get("RAG_CORPUS_DIR", Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"))
 MB = 1_000_000
@@ -182,7 +182,7 @@ class OcrClock:
         self.seconds = 0.0
         self._original = pymupdf.Page.get_textpage_ocr
 
-    def __enter__(self) -> "OcrClock":
+    def __enter__(self) -> OcrClock:
         clock, original = self, self._original
 
         def timed(page, *args, **kwargs):

@@ -26,12 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
 
-from rag_pipeline import store  # noqa: E402
-from rag_pipeline.chunking import section_prefix  # noqa: E402
-from rag_pipeline.config import config_from_dict  # noqa: E402
-from rag_pipeline.embedding import load_embedder  # noqa: E402
-from rag_pipeline.sync import gate, plan, process, stage  # noqa: E402
-from rag_pipeline.sync.context import SyncContext, prepare_database  # noqa: E402
+from rag_pipeline import store
+from rag_pipeline.chunking import section_prefix
+from rag_pipeline.config import config_from_dict
+from rag_pipeline.embedding import load_embedder
+from rag_pipeline.sync import gate, plan, process, stage
+from rag_pipeline.sync.context import SyncContext, prepare_database
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("RAG_CORPUS_DIR", ROOT.parent / "shared" / "corpus"))
@@ -52,7 +52,7 @@ def build_default_folder(target: Path, max_bytes: int) -> Path:
     return target
 
 
-def timed_run(ctx: SyncContext, embedder, model_id: int) -> dict[str, float]:  # noqa: ANN001
+def timed_run(ctx: SyncContext, embedder, model_id: int) -> dict[str, float]:
     steps = [
         ("plan", lambda: plan.plan_run(ctx, model_id, allow_mass_tombstone=True)),
         ("parse", lambda: process.parse_items(ctx)),
@@ -107,7 +107,7 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def report(first: dict, second: dict, run: dict, chunks: int, pages: int, setup_s: float, baseline_s: float) -> None:  # noqa: ANN001
+def report(first: dict, second: dict, run: dict, chunks: int, pages: int, setup_s: float, baseline_s: float) -> None:
     total = sum(first.values())
     documents = run["counts"]["plan"].get("new", 0)
     print(f"setup (embedded PostgreSQL start + migrate, model load): {setup_s:.1f} s")

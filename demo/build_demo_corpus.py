@@ -335,7 +335,7 @@ class PdfBuilder:
         if self.page is None or self.y + height > BOTTOM:
             self._new_page()
 
-    def _line(self, text: str, font: tuple, x: float = MARGIN_X, color=(0, 0, 0)) -> None:
+    def _line(self, text: str, font: tuple, x: float = MARGIN_X, color: tuple[float, float, float] = (0, 0, 0)) -> None:
         name, size, lh = font
         self._ensure(lh)
         self.page.insert_text((x, self.y + size), text, fontname=name, fontsize=size, color=color)

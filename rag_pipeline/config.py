@@ -101,26 +101,60 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     return config_from_dict(raw, config_path)
 
 
+TOP_LEVEL_KEYS = ("database_url", "state_dir", "sources", "embedding", "evaluation", "limits", "max_failed_share", "batch_size")
+SOURCE_KEYS = {
+    "filesystem": ("name", "kind", "path", "deny", "max_tombstone_share"),
+    "s3": ("name", "kind", "bucket", "prefix", "endpoint_url", "region", "deny", "max_tombstone_share"),
+}
+EMBEDDING_KEYS = ("model", "batch_size", "device")
+EVALUATION_KEYS = ("eval_set", "k", "thresholds", "refusal_score")
+
+
 def config_from_dict(raw: dict[str, Any], path: Path | None, root: Path | None = None) -> Config:
     root = (root or (path.parent if path else Path.cwd())).resolve()
     where = str(path or "config")
+    _known(raw, TOP_LEVEL_KEYS, where, "")
     sources = tuple(_source(s, root, where, i) for i, s in enumerate(_list(raw, "sources", where)))
     names = [s.name for s in sources]
     if len(set(names)) != len(names):
         raise ConfigError(f"{where}: source names must be unique, got {names}")
-    state_dir = _resolve(root, raw.get("state_dir", ".rag_pipeline"))
+    database_url = os.environ.get("DATABASE_URL") or _optional_str(raw, "database_url", where, "database_url")
     return Config(
         path=path,
         root=root,
-        database_url=os.environ.get("DATABASE_URL") or raw.get("database_url"),
+        database_url=database_url,
         sources=sources,
-        embedding=_embedding(raw.get("embedding") or {}, where),
-        evaluation=_evaluation(raw.get("evaluation") or {}, root, where),
-        state_dir=state_dir,
-        limits=_limits(raw.get("limits") or {}, where),
-        max_failed_share=float(raw.get("max_failed_share", 0.5)),
+        embedding=_embedding(_mapping(raw, "embedding", where), where),
+        evaluation=_evaluation(_mapping(raw, "evaluation", where), root, where),
+        state_dir=_resolve(root, _optional_str(raw, "state_dir", where, "state_dir") or ".rag_pipeline"),
+        limits=_limits(_mapping(raw, "limits", where), where),
+        max_failed_share=_share(raw.get("max_failed_share", 0.5), "max_failed_share", where),
         batch_size=_positive_int(raw.get("batch_size", 64), "batch_size", where),
     )
+
+
+def _known(raw: dict[str, Any], allowed: tuple[str, ...], where: str, prefix: str) -> None:
+    """Refuse keys this version does not know: a misspelt key would otherwise be ignored silently."""
+    unknown = sorted(str(k) for k in raw if k not in allowed)
+    if unknown:
+        keys = ", ".join(f"{prefix}{k}" for k in unknown)
+        raise ConfigError(f"{where}: unknown key {keys}; known here: {', '.join(allowed)}")
+
+
+def _mapping(raw: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = raw.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: '{key}' must be a mapping of keys")
+    return value
+
+
+def _optional_str(raw: dict[str, Any], key: str, where: str, label: str) -> str | None:
+    value = raw.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"{where}: {label} must be a string")
+    return value
 
 
 def _list(raw: dict[str, Any], key: str, where: str) -> list[Any]:
@@ -139,73 +173,101 @@ def _source(raw: Any, root: Path, where: str, index: int) -> SourceConfig:
     if not isinstance(raw, dict) or not raw.get("name"):
         raise ConfigError(f"{where}: sources[{index}] needs a 'name'")
     name = str(raw["name"])
-    if not name.replace("-", "").replace("_", "").isalnum():
+    if not name.replace("-", "").replace("_", "").isalnum() or not name.isascii():
         raise ConfigError(f"{where}: source name {name!r} may only hold letters, digits, '-' and '_'")
     kind = raw.get("kind", "filesystem")
     if kind not in SOURCE_KINDS:
         raise ConfigError(f"{where}: source {name!r} has kind {kind!r}; use one of {SOURCE_KINDS}")
+    _known(raw, SOURCE_KEYS[kind], where, f"sources[{index}].")
     deny = raw.get("deny") or []
     if not isinstance(deny, list) or not all(isinstance(d, str) for d in deny):
         raise ConfigError(f"{where}: source {name!r}: 'deny' must be a list of glob patterns")
-    share = float(raw.get("max_tombstone_share", 0.5))
-    if not 0 <= share <= 1:
-        raise ConfigError(f"{where}: source {name!r}: max_tombstone_share must be within 0..1")
+    share = _share(raw.get("max_tombstone_share", 0.5), f"sources[{index}].max_tombstone_share", where)
     common = dict(name=name, kind=kind, deny=tuple(deny), max_tombstone_share=share)
     if kind == "filesystem":
-        if not raw.get("path"):
+        if not isinstance(raw.get("path"), str) or not raw["path"]:
             raise ConfigError(f"{where}: filesystem source {name!r} needs a 'path'")
         return SourceConfig(path=_resolve(root, raw["path"]), **common)
-    if not raw.get("bucket"):
+    if not isinstance(raw.get("bucket"), str) or not raw["bucket"]:
         raise ConfigError(f"{where}: s3 source {name!r} needs a 'bucket'")
     return SourceConfig(
-        bucket=str(raw["bucket"]),
+        bucket=raw["bucket"],
         prefix=str(raw.get("prefix", "")),
-        endpoint_url=raw.get("endpoint_url"),
-        region=raw.get("region"),
+        endpoint_url=_optional_str(raw, "endpoint_url", where, f"sources[{index}].endpoint_url"),
+        region=_optional_str(raw, "region", where, f"sources[{index}].region"),
         **common,
     )
 
 
 def _embedding(raw: dict[str, Any], where: str) -> EmbeddingConfig:
+    _known(raw, EMBEDDING_KEYS, where, "embedding.")
+    device = raw.get("device", "cpu")
+    if not isinstance(device, str) or not device:
+        raise ConfigError(f"{where}: embedding.device must be a torch device name such as cpu")
     return EmbeddingConfig(
-        model=raw.get("model"),
+        model=_optional_str(raw, "model", where, "embedding.model"),
         batch_size=_positive_int(raw.get("batch_size", 32), "embedding.batch_size", where),
-        device=str(raw.get("device", "cpu")),
+        device=device,
     )
 
 
 def _evaluation(raw: dict[str, Any], root: Path, where: str) -> EvaluationConfig:
+    _known(raw, EVALUATION_KEYS, where, "evaluation.")
     thresholds = dict(DEFAULT_THRESHOLDS)
     given = raw.get("thresholds") or {}
     if not isinstance(given, dict):
         raise ConfigError(f"{where}: evaluation.thresholds must be a mapping")
     for key, value in given.items():
-        try:
-            thresholds[str(key)] = float(value)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"{where}: evaluation.thresholds.{key} must be a number") from exc
-    eval_set = raw.get("eval_set")
+        thresholds[str(key)] = _number(value, f"evaluation.thresholds.{key}", where, low=0.0)
+    eval_set = _optional_str(raw, "eval_set", where, "evaluation.eval_set")
     return EvaluationConfig(
         eval_set=_resolve(root, eval_set) if eval_set else None,
         k=_positive_int(raw.get("k", 10), "evaluation.k", where),
         thresholds=thresholds,
-        refusal_score=float(raw.get("refusal_score", 0.35)),
+        refusal_score=_number(raw.get("refusal_score", 0.35), "evaluation.refusal_score", where, low=-1.0, high=1.0),
     )
 
 
 def _limits(raw: dict[str, Any], where: str) -> ParseLimits:
-    known = set(ParseLimits.__dataclass_fields__)
-    unknown = set(raw) - known
-    if unknown:
-        raise ConfigError(f"{where}: unknown limits {sorted(unknown)}; known: {sorted(known)}")
-    return ParseLimits(**raw)
+    fields = ParseLimits.__dataclass_fields__
+    _known(raw, tuple(fields), where, "limits.")
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        default = fields[key].default
+        if isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: limits.{key} must be true or false")
+            values[key] = value
+        elif isinstance(default, str):
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{where}: limits.{key} must be a non-empty string")
+            values[key] = value
+        elif isinstance(default, int):
+            values[key] = _positive_int(value, f"limits.{key}", where)
+        else:
+            values[key] = _number(value, f"limits.{key}", where, low=0.0, exclusive_low=True)
+    return ParseLimits(**values)
+
+
+def _number(value: Any, key: str, where: str, *, low: float | None = None, high: float | None = None,
+            exclusive_low: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:  # NaN is not a number here
+        raise ConfigError(f"{where}: {key} must be a number, got {value!r}")
+    number = float(value)
+    if low is not None and (number < low or (exclusive_low and number == low)):
+        raise ConfigError(f"{where}: {key} must be {'above' if exclusive_low else 'at least'} {low:g}, got {value!r}")
+    if high is not None and number > high:
+        raise ConfigError(f"{where}: {key} must be at most {high:g}, got {value!r}")
+    return number
+
+
+def _share(value: Any, key: str, where: str) -> float:
+    return _number(value, key, where, low=0.0, high=1.0)
 
 
 def _positive_int(value: Any, key: str, where: str) -> int:
-    try:
-        number = int(value)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{where}: {key} must be an integer") from exc
-    if number <= 0:
-        raise ConfigError(f"{where}: {key} must be positive")
-    return number
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{where}: {key} must be a whole number, got {value!r}")
+    if value <= 0:
+        raise ConfigError(f"{where}: {key} must be positive, got {value!r}")
+    return value

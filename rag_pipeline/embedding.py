@@ -81,7 +81,7 @@ def resolve_model(model: str | None) -> tuple[str, Path, str]:
 
 
 @functools.lru_cache(maxsize=2)
-def load_embedder(model: str | None = None, device: str = "cpu", batch_size: int = 32) -> "Embedder":
+def load_embedder(model: str | None = None, device: str = "cpu", batch_size: int = 32) -> Embedder:
     """One loaded model per process and configuration: loading costs seconds and hundreds of MB."""
     return Embedder(model, device=device, batch_size=batch_size)
 

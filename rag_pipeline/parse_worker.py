@@ -73,7 +73,7 @@ class ParseWorker:
         self._proc: Any = None
         self._conn: Connection | None = None
 
-    def __enter__(self) -> "ParseWorker":
+    def __enter__(self) -> ParseWorker:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -8,13 +8,11 @@ import io
 import os
 import shutil
 import zipfile
-from pathlib import Path
 
 import pymupdf
 import pytest
-
 from conftest import DEMO_DIR, fresh_database, write_config
-from helpers import query, search, sync
+from helpers import query, search
 
 LIMITS = "limits: {max_bytes: 4000000, max_pages: 40, max_seconds: 4}\nmax_failed_share: 0.95\n"
 
@@ -60,7 +58,7 @@ CASES = {
     "mislabelled": ("mislabelled.pdf", _pdf("The mislabelled victim mentions dromedary depots."),
                     b"<!DOCTYPE html><html><body><p>Not a PDF</p></body></html>", "detect", "HTML"),
     "empty": ("empty.md", b"# Emu\n\nThe empty victim mentions emu express.\n", b"", "limits", "empty"),
-    "invalid_encoding": ("encoding.txt", "The encoding victim mentions ferret freight.".encode(),
+    "invalid_encoding": ("encoding.txt", b"The encoding victim mentions ferret freight.",
                          "The encoding victim mentions ferret fr\xe9ight.".encode("latin-1"), None, "UTF-8"),
     "archive_bomb": ("bomb.docx", (DEMO_DIR / "docs" / "policies" / "remote-work.docx").read_bytes(),
                      _zip_bomb_docx(), "limits", "archive bomb"),
@@ -75,7 +73,7 @@ GOOD_PHRASE = {kind: case[1] for kind, case in CASES.items()}
 
 
 @pytest.fixture(scope="module")
-def outcome(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def outcome(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("bad")
     docs = root / "docs"
     shutil.copytree(DEMO_DIR / "docs", docs)
@@ -98,7 +96,7 @@ def outcome(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory):  # no
 
 
 @pytest.fixture(scope="module")
-def second_sync(outcome):  # noqa: ANN001, ANN201
+def second_sync(outcome):
     import json
     import sys
 
@@ -113,7 +111,7 @@ def second_sync(outcome):  # noqa: ANN001, ANN201
     return code, json.loads(buffer.getvalue())
 
 
-def test_first_sync_published_every_good_edition(outcome) -> None:  # noqa: ANN001
+def test_first_sync_published_every_good_edition(outcome) -> None:
     assert outcome["first"] == 0
     uris = [f"victims/{case[0]}" for case in CASES.values()]
     live = query(outcome["url"], "SELECT d.uri FROM document_versions v JOIN documents d ON d.id = v.document_id"
@@ -121,7 +119,7 @@ def test_first_sync_published_every_good_edition(outcome) -> None:  # noqa: ANN0
     assert len(live) == len(CASES)
 
 
-def test_run_with_broken_files_still_publishes_the_rest(second_sync, outcome) -> None:  # noqa: ANN001
+def test_run_with_broken_files_still_publishes_the_rest(second_sync, outcome) -> None:
     code, out = second_sync
     assert code == 0, out
     assert out["status"] == "published"
@@ -131,7 +129,7 @@ def test_run_with_broken_files_still_publishes_the_rest(second_sync, outcome) ->
 
 
 @pytest.mark.parametrize("kind", sorted(CASES))
-def test_broken_file_is_quarantined_and_its_previous_version_stays_live(kind: str, second_sync, outcome, capsys) -> None:  # noqa: ANN001
+def test_broken_file_is_quarantined_and_its_previous_version_stays_live(kind: str, second_sync, outcome, capsys) -> None:
     name, good, _, stage, words = CASES[kind]
     _, out = second_sync
     entries = [q for q in out["quarantined"] if q["uri"] == f"victims/{name}"]

@@ -8,7 +8,7 @@ documents, elements without a position) where a real document would hide which r
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,7 @@ from rag_pipeline.parsing.types import Element
 HEIGHT = 792.0
 
 
-@lru_cache(maxsize=None)
+@cache
 def _clean_cached(path: str) -> tuple[tuple[Element, ...], tuple[Element, ...], tuple[tuple[str, int], ...]]:
     doc = parse_pdf(Path(path).read_bytes(), name=Path(path).name)
     kept, counts = strip_page_boilerplate(doc.elements)

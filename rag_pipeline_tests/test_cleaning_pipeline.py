@@ -8,8 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from conftest import DEMO_DIR, write_config
+from conftest import write_config
 from helpers import query, sync
 
 NOTICE = ("This document is confidential and intended solely for employees of Larkspur Logistics. "

@@ -6,18 +6,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from datetime import UTC
 from pathlib import Path
 
 import pytest
-
 from conftest import DEMO_DIR, LATEST_MIGRATION, fresh_database, write_config
-from helpers import run_cli, sync
+from helpers import run_cli
 
 POLICY = "policies/travel-policy.pdf"
 
 
 @pytest.fixture(scope="module")
-def index(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> "tuple[Path, Path]":
+def index(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """One demo index with two versions of the travel policy, shared by the read-only tests."""
     root = tmp_path_factory.mktemp("cli")
     docs = root / "docs"
@@ -37,9 +37,9 @@ def index(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> "tupl
 
 
 def _now() -> str:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 def test_history_lists_every_version(capsys, index) -> None:
@@ -74,8 +74,9 @@ def test_search_is_logged_for_replay(capsys, index) -> None:
     config, _ = index
     code, data = run_cli(capsys, "search", "per diem in Berlin", "--groups", "all-staff", "-k", "2", "--config", str(config))
     assert code == 0 and len(data["results"]) == 2
-    from rag_pipeline.config import load_config
     from helpers import query
+
+    from rag_pipeline.config import load_config
 
     url = load_config(config).database_url
     logged = query(url, "SELECT query, groups, k, results FROM search_log ORDER BY id DESC LIMIT 1")[0]

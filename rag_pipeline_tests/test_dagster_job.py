@@ -7,7 +7,6 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-
 from conftest import DEMO_DIR, PROJECT_ROOT, write_config
 from helpers import query, stage_without_gate
 

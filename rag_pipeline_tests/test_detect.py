@@ -31,9 +31,9 @@ def _read(corpus_dir: Path, relative: str) -> bytes:
     return (corpus_dir / DOCS / relative).read_bytes()
 
 
-def _parse_error(data: bytes, name: str, limits: ParseLimits = ParseLimits()) -> ParseError:
+def _parse_error(data: bytes, name: str, limits: ParseLimits | None = None) -> ParseError:
     with pytest.raises(ParseError) as caught:
-        parse_document(data, name, limits)
+        parse_document(data, name, limits or ParseLimits())
     message = str(caught.value)
     assert "Traceback" not in message and "\n" not in message
     return caught.value
@@ -251,7 +251,7 @@ def test_slide_count_over_max_pages_is_refused(corpus_dir: Path) -> None:
 
 
 def test_invalid_utf8_text_reports_the_byte_offset() -> None:
-    data = "Grüße aus Köln\n".encode("utf-8") + b"Stra\xdfe\n"  # a Latin-1 "ß" after valid UTF-8
+    data = "Grüße aus Köln\n".encode() + b"Stra\xdfe\n"  # a Latin-1 "ß" after valid UTF-8
     offset = data.index(b"\xdf")
     error = _parse_error(data, "letter.txt")
     assert str(error) == f"text file is not valid UTF-8 at byte {offset}; re-save the file as UTF-8"

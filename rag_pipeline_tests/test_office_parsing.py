@@ -341,8 +341,8 @@ def test_plain_text_paragraphs_lists_and_headings(corpus_dir: Path) -> None:
     _assert_contract(doc)
     assert len(_texts(doc, "paragraph")) >= 3
     synthetic = parse_document(
-        "Travel Policy\n\nAll trips abroad must be approved by the head of department before booking.\n\n"
-        "- book economy class\n- keep all receipts\n".encode(),
+        b"Travel Policy\n\nAll trips abroad must be approved by the head of department before booking.\n\n"
+        b"- book economy class\n- keep all receipts\n",
         "policy.txt",
     )
     assert [(e.kind, e.text) for e in synthetic.elements] == [

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import re
 import time
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pymupdf
@@ -23,7 +23,7 @@ from rag_pipeline.parsing.types import Element, ParsedDocument, ParseError, Pars
 ENGLISH_OCR = ParseLimits(ocr_languages="eng")  # one language: 2x faster OCR, same test value
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parse_cached(path: str, limits: ParseLimits = ParseLimits()) -> ParsedDocument:
     return parse_pdf(Path(path).read_bytes(), name=Path(path).name, limits=limits)
 

@@ -5,7 +5,7 @@ headings, table rows intact, every chunk within the model's input and its offset
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ from rag_pipeline.parsing.types import ParseLimits
 NO_OCR = ParseLimits(ocr=False)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _chunks(path: str) -> tuple[str, tuple[Chunk, ...]]:
     from rag_pipeline.embedding import load_embedder
 

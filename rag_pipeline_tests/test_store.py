@@ -3,13 +3,13 @@ after a crash without duplicates, and the time-travel visibility rules."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-
 from conftest import DEMO_DIR, LATEST_MIGRATION, write_config
 from helpers import query, stage_without_gate, sync
+
 from rag_pipeline import database, store
 
 
@@ -93,7 +93,7 @@ def test_as_of_visibility_follows_validity_windows(db_url: str, embedder) -> Non
         assert visible(t1) == ["rule v1"]
         assert visible(t2 - timedelta(microseconds=1)) == ["rule v1"]
         assert visible(t2) == ["rule v2"]
-        assert visible(datetime.now(timezone.utc)) == ["rule v2"]
+        assert visible(datetime.now(UTC)) == ["rule v2"]
         assert [r["text"] for r in store.search.search_chunks(conn, vector, "rule", ["other"], model_id, 5, store.search.View(as_of=t2))] == []
 
 

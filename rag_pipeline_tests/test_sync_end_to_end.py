@@ -4,11 +4,10 @@ model, the real Dagster job run by the CLI. Each test names the behaviour users 
 from __future__ import annotations
 
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-
 from conftest import DEMO_DIR, write_config
 from helpers import query, search, sync, versions
 
@@ -72,7 +71,7 @@ def test_second_sync_of_unchanged_corpus_changes_nothing(capsys, synced: Path, d
 
 
 def test_edited_file_becomes_new_version_and_old_stays_queryable_as_of(capsys, synced: Path, demo_copy: Path, db_url: str) -> None:
-    between = datetime.now(timezone.utc).isoformat()
+    between = datetime.now(UTC).isoformat()
     shutil.copy(DEMO_DIR / "versions" / "travel-policy.v2.pdf", demo_copy / POLICY)
     code, out = sync(capsys, synced)
     assert code == 0 and out["counts"]["plan"]["changed"] == 1
@@ -88,7 +87,7 @@ def test_edited_file_becomes_new_version_and_old_stays_queryable_as_of(capsys, s
 
 
 def test_removed_file_is_tombstoned_and_visible_as_of_before(capsys, synced: Path, demo_copy: Path, db_url: str) -> None:
-    between = datetime.now(timezone.utc).isoformat()
+    between = datetime.now(UTC).isoformat()
     (demo_copy / "hr" / "parental-leave.md").unlink()
     code, out = sync(capsys, synced)
     assert code == 0 and out["counts"]["plan"]["gone"] == 1

@@ -13,8 +13,8 @@ from typing import Any
 import dagster as dg
 
 from rag_pipeline.config import Config
-from rag_pipeline.defs.resources import build_resources
 from rag_pipeline.definitions import load_definitions
+from rag_pipeline.defs.resources import build_resources
 from rag_pipeline.sync.context import Progress, no_progress, prepare_database
 from rag_pipeline.sync.outcome import SyncOutcome, read_outcome
 

@@ -56,7 +56,8 @@ def parser_version_for(kind: str) -> str:
         from rag_pipeline.parsing.pdf import PARSER_VERSION as pdf_version
 
         return pdf_version
-    from rag_pipeline.parsing.office import KINDS, PARSER_VERSION as office_version
+    from rag_pipeline.parsing.office import KINDS
+    from rag_pipeline.parsing.office import PARSER_VERSION as office_version
 
     if kind not in KINDS:
         raise ValueError(f"unknown parser kind {kind!r}; expected one of: pdf, {', '.join(KINDS)}")
@@ -154,7 +155,7 @@ def _dispatch(data: bytes, name: str, kind: str, limits: ParseLimits) -> ParsedD
         return parser(data, name=name, limits=limits)
     except ParseError:
         raise
-    except Exception as exc:  # noqa: BLE001 -- the contract: never a bare library traceback
+    except Exception as exc:
         from rag_pipeline.parsing.office import short_reason
 
         raise ParseError(f"could not read this {KIND_LABELS[kind]} file: {short_reason(exc)}") from exc

@@ -37,7 +37,7 @@ class Element:
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Element":
+    def from_dict(cls, data: dict) -> Element:
         data = dict(data)
         if data.get("bbox") is not None:
             data["bbox"] = tuple(data["bbox"])

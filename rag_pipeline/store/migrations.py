@@ -9,7 +9,6 @@ import psycopg
 
 from rag_pipeline.errors import PipelineError
 
-
 MIGRATION_LOCK = 7_300_001  # advisory lock id: one migrator at a time
 
 

@@ -88,7 +88,7 @@ def search_chunks(
     FROM fused f JOIN chunks c ON c.id = f.id
     JOIN document_versions v ON v.id = c.version_id JOIN documents d ON d.id = v.document_id
     ORDER BY f.rrf DESC, c.id LIMIT %(k)s
-    """
+    """  # noqa: S608 -- the visibility and ACL clauses are fixed fragments; values are parameters
     params = {
         "qvec": query_vector,
         "qtext": query_text,
@@ -105,7 +105,7 @@ def search_chunks(
 def index_model_id(conn: psycopg.Connection, view: View = View()) -> int | None:
     """The model of the index a query sees: queries must embed with it."""
     row = conn.execute(
-        f"SELECT v.model_id FROM document_versions v WHERE {_visibility(view)} AND v.kind = 'content'"
+        f"SELECT v.model_id FROM document_versions v WHERE {_visibility(view)} AND v.kind = 'content'"  # noqa: S608 -- fixed fragment
         " AND v.model_id IS NOT NULL GROUP BY v.model_id ORDER BY count(*) DESC LIMIT 1",
         {"as_of": view.as_of, "preview_run": view.preview_run},
     ).fetchone()

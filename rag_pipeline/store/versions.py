@@ -194,17 +194,16 @@ def publish(conn: psycopg.Connection, run_id: str) -> dict[str, int]:
     One transaction: readers see the index before or after, never half of it. Commits."""
     with conn.transaction():
         now = conn.execute("SELECT now()").fetchone()[0]
-        staged_docs = (
-            "SELECT document_id FROM document_versions WHERE run_id = %(run)s AND status = 'staged'"
-        )
         superseded = conn.execute(
             "UPDATE document_versions SET status = 'superseded', valid_to = %(now)s"
-            f" WHERE status = 'live' AND document_id IN ({staged_docs})",
+            " WHERE status = 'live' AND document_id IN"
+            " (SELECT document_id FROM document_versions WHERE run_id = %(run)s AND status = 'staged')",
             {"run": run_id, "now": now},
         ).rowcount
         conn.execute(  # a document that re-appears closes its tombstone's window
             "UPDATE document_versions SET valid_to = %(now)s"
-            f" WHERE status = 'tombstoned' AND valid_to IS NULL AND document_id IN ({staged_docs})",
+            " WHERE status = 'tombstoned' AND valid_to IS NULL AND document_id IN"
+            " (SELECT document_id FROM document_versions WHERE run_id = %(run)s AND status = 'staged')",
             {"run": run_id, "now": now},
         )
         tombstoned = conn.execute(

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from rag_pipeline import store
-from rag_pipeline.embedding import ModelError
-from rag_pipeline.errors import PipelineError
 from rag_pipeline.chunking import CHUNKER_VERSION
 from rag_pipeline.cleaning.clean import CLEANER_VERSION
+from rag_pipeline.embedding import ModelError
+from rag_pipeline.errors import PipelineError
 from rag_pipeline.parsing import KIND_BY_SUFFIX, parser_version_for
 from rag_pipeline.parsing.detect import file_suffix
 from rag_pipeline.sources import SkippedObject, SourceObject, open_source

@@ -21,6 +21,7 @@ from rag_pipeline.parsing.types import Element, ParseError
 from rag_pipeline.sync.batches import work_batches
 from rag_pipeline.sync.context import SyncContext
 
+
 @dataclass
 class ParseResult:
     counts: dict[str, int]  # parsed, quarantined, pages, ocr_pages

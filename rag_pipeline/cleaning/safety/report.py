@@ -31,7 +31,7 @@ class SafetyReport:
         """Whether the text differs from what the parser produced (so a reviewer may look)."""
         return self.controls_neutralised > 0 or self.secrets_redacted > 0
 
-    def merge(self, other: "SafetyReport") -> None:
+    def merge(self, other: SafetyReport) -> None:
         """Accumulate per-element reports into a per-document one."""
         self.controls_neutralised += other.controls_neutralised
         self.secrets.update(other.secrets)

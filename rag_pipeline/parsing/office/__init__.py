@@ -37,13 +37,13 @@ os.environ.setdefault("SCARF_NO_ANALYTICS", "true")
 os.environ.setdefault("DO_NOT_TRACK", "true")
 os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
 
-from rag_pipeline.parsing.office.dispatch import parse_with_unstructured, short_reason  # noqa: E402
-from rag_pipeline.parsing.office.formats import KINDS  # noqa: E402
-from rag_pipeline.parsing.office.html_content import extract_main_content  # noqa: E402
-from rag_pipeline.parsing.office.markdown_tables import normalize_md_table_delimiters  # noqa: E402
-from rag_pipeline.parsing.office.tables import html_table_rows, html_table_to_markdown, rows_to_markdown  # noqa: E402
-from rag_pipeline.parsing.office.text import UTF8_BOM, decode_html, decode_utf8_strict  # noqa: E402
-from rag_pipeline.parsing.office.version import PARSER_VERSION, UNSTRUCTURED_VERSION  # noqa: E402
+from rag_pipeline.parsing.office.dispatch import parse_with_unstructured, short_reason
+from rag_pipeline.parsing.office.formats import KINDS
+from rag_pipeline.parsing.office.html_content import extract_main_content
+from rag_pipeline.parsing.office.markdown_tables import normalize_md_table_delimiters
+from rag_pipeline.parsing.office.tables import html_table_rows, html_table_to_markdown, rows_to_markdown
+from rag_pipeline.parsing.office.text import UTF8_BOM, decode_html, decode_utf8_strict
+from rag_pipeline.parsing.office.version import PARSER_VERSION, UNSTRUCTURED_VERSION
 
 __all__ = [
     "KINDS",

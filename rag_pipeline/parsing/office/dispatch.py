@@ -24,7 +24,7 @@ def parse_with_unstructured(
             return PARSERS[kind](data, limits)
         except ParseError:
             raise
-        except Exception as exc:  # noqa: BLE001 -- every library failure must become a ParseError
+        except Exception as exc:
             raise ParseError(f"could not read this {KIND_LABELS[kind]} file: {short_reason(exc)}") from exc
 
 

@@ -7,7 +7,8 @@ from the helpers here."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from rag_pipeline.parsing.office.tables import html_table_rows, rows_to_markdown
 from rag_pipeline.parsing.types import Element

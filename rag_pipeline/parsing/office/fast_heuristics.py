@@ -16,7 +16,8 @@ import contextlib
 import contextvars
 import functools
 import importlib
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 _FAST_HEURISTICS: contextvars.ContextVar[bool] = contextvars.ContextVar("rag_fast_heuristics", default=False)
 _TITLE_MAX_WORDS = 12

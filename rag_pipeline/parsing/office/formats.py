@@ -6,8 +6,9 @@ part of every parser's signature; size and archive limits are enforced by the di
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from io import BytesIO
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from rag_pipeline.parsing.office.elements import map_docx_element, map_markup_elements
 from rag_pipeline.parsing.office.html_content import extract_main_content

@@ -5,9 +5,10 @@ the title placeholders (read with python-pptx), not from unstructured's short-li
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from io import BytesIO
-from typing import Any, Iterable
+from typing import Any
 
 from rag_pipeline.parsing.office.elements import clean_text, is_dropped, map_common, table_elements
 from rag_pipeline.parsing.office.text import normalize_whitespace

@@ -148,6 +148,6 @@ def _read_page(doc: pymupdf.Document, index: int, ocr: OcrEngine, warnings: list
         units = [u for block in lines_by_block for u in split_block(block)]
         ordered, gutters = reading_order(units + tables, rect.height)
         return Page(number, rect.height, merge_broken_paragraphs(ordered), used_ocr, gutters)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 -- one bad page is reported, the rest of the document still parses
         warnings.append(f"page {number} could not be read and was skipped ({type(exc).__name__}: {exc})")
         return None

@@ -11,6 +11,7 @@ from rag_pipeline.parsing.pdf.tables import markdown_table
 from rag_pipeline.parsing.pdf.text import BULLET_RE, norm_key
 from rag_pipeline.parsing.types import Element
 
+
 @dataclass
 class _OpenTable:
     """The last table emitted, while it may still continue on the next page."""

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 from rag_pipeline.parsing.pdf.model import Page, Unit
 from rag_pipeline.parsing.pdf.reading_order import column_index, in_margin
 from rag_pipeline.parsing.pdf.text import BULLET_RE, SECTION_NO_RE, norm_key
+
 
 def apply_font_headings(pages: list[Page]) -> None:
     """Headings from font statistics: body size = most common size by characters; short units

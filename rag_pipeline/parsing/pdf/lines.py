@@ -13,6 +13,7 @@ from collections import Counter
 
 from rag_pipeline.parsing.pdf.model import Box, Line, union
 
+
 def text_rows(text_dict: dict, table_boxes: list[Box]) -> list[list[Line]]:
     """Per PyMuPDF block (split where it holds two columns), its visual rows; text inside a
     table area is left to the table."""

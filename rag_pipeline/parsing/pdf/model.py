@@ -7,8 +7,8 @@ on the next page.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from rag_pipeline.parsing.pdf.text import join_lines
 

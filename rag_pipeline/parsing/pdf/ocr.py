@@ -72,7 +72,7 @@ class OcrEngine:
         dpi = _ocr_dpi(page.rect)
         try:
             return page.get_textpage_ocr(language=languages, dpi=dpi, full=True, tessdata=tessdata)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- OCR trouble becomes a warning, never a lost page
             warnings.append(f"page {number} has no text layer and OCR failed ({type(exc).__name__}: {exc})")
             return None
 
@@ -93,11 +93,11 @@ def _tesseract_setup(requested: str) -> tuple[str | None, str | None, str | None
         return None, None, "OCR is not installed (apt-get install tesseract-ocr)"
     try:
         tessdata = pymupdf.get_tessdata()
-    except Exception:
+    except Exception:  # noqa: BLE001 -- OCR trouble becomes a warning, never a lost page
         return None, None, "OCR is not installed (Tesseract language data not found; apt-get install tesseract-ocr)"
     try:
         out = subprocess.run([exe, "--list-langs"], capture_output=True, text=True, timeout=30).stdout
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 -- OCR trouble becomes a warning, never a lost page
         return None, None, f"OCR is not usable (tesseract --list-langs failed: {exc})"
     installed = {line.strip() for line in out.splitlines()[1:] if line.strip()}
     wanted = [lang for lang in requested.split("+") if lang]

@@ -15,6 +15,7 @@ from rag_pipeline.parsing.pdf.model import Page, Unit, union
 from rag_pipeline.parsing.pdf.paragraphs import make_unit, split_block
 from rag_pipeline.parsing.pdf.text import SECTION_NO_RE, norm_key
 
+
 def _strip_number(title: str) -> str:
     """The title without its section number ("2.1 Scope" -> "Scope")."""
     match = SECTION_NO_RE.match(title)
@@ -27,7 +28,7 @@ def _outline_entries(doc: pymupdf.Document) -> list[tuple[int, str, int]]:
     when the outline is flat."""
     try:
         toc = doc.get_toc(simple=True)
-    except Exception:
+    except Exception:  # noqa: BLE001 -- a broken outline falls back to font headings
         return []
     entries = []
     for level, title, page in toc:
@@ -138,7 +139,7 @@ def _split_out_headings(units: list[Unit], hits: list[tuple[tuple[int, int, int,
             heading_lines = unit.lines[i:j]
             if num >= 0:
                 heading_lines = [unit.lines[num]] + heading_lines
-            out.append(Unit("heading", union(l.bbox for l in heading_lines), heading_lines, level, heading_text=title))
+            out.append(Unit("heading", union(line.bbox for line in heading_lines), heading_lines, level, heading_text=title))
             if before:
                 out.append(make_unit(before))
             pos = j

@@ -13,6 +13,7 @@ import pymupdf
 from rag_pipeline.parsing.pdf.model import Box, Unit
 from rag_pipeline.parsing.pdf.text import TEXT_FLAGS, join_lines
 
+
 def find_tables(page: pymupdf.Page, warnings: list[str], number: int) -> list[Unit]:
     """Ruled tables on the page. PyMuPDF's layout-model table finder is skipped (use_layout=False):
     it runs an ONNX model at ~0.1 s per page, too slow for long manuals."""
@@ -20,7 +21,7 @@ def find_tables(page: pymupdf.Page, warnings: list[str], number: int) -> list[Un
         return []
     try:
         found = page.find_tables(use_layout=False).tables
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 -- tables are then read as text, with a warning
         warnings.append(f"page {number}: table detection failed ({type(exc).__name__}); tables read as text")
         return []
     if not found:

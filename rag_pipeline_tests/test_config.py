@@ -1,0 +1,68 @@
+"""Configuration refuses what it does not know and numbers out of range, naming the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag_pipeline.config import ConfigError, load_config
+from rag_pipeline.errors import EXIT_USAGE
+
+BASE = "sources:\n  - {name: docs, path: ./docs}\n"
+
+
+def _load(tmp_path: Path, text: str):
+    path = tmp_path / "rag_pipeline.yaml"
+    path.write_text(text, encoding="utf-8")
+    return load_config(path)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (BASE + "sorces: []\n", "unknown key sorces"),
+    (BASE + "embedding: {modle: x}\n", "unknown key embedding.modle"),
+    (BASE + "evaluation: {threshold: {ndcg: 1}}\n", "unknown key evaluation.threshold"),
+    (BASE + "limits: {max_second: 3}\n", "unknown key limits.max_second"),
+    ("sources:\n  - {name: docs, path: ./docs, pth: x}\n", r"unknown key sources\[0\].pth"),
+    ("sources:\n  - {name: docs, kind: s3, bucket: b, path: ./docs}\n", r"unknown key sources\[0\].path"),
+    (BASE + "max_failed_share: 1.5\n", "max_failed_share must be at most 1"),
+    (BASE + "max_failed_share: -0.1\n", "max_failed_share must be at least 0"),
+    ("sources:\n  - {name: docs, path: ./docs, max_tombstone_share: 2}\n", "max_tombstone_share must be at most 1"),
+    (BASE + "limits: {max_seconds: 0}\n", "limits.max_seconds must be above 0"),
+    (BASE + "limits: {max_bytes: -5}\n", "limits.max_bytes must be positive"),
+    (BASE + "limits: {ocr: 'yes'}\n", "limits.ocr must be true or false"),
+    (BASE + "evaluation: {k: 0}\n", "evaluation.k must be positive"),
+    (BASE + "evaluation: {k: ten}\n", "evaluation.k must be a whole number"),
+    (BASE + "evaluation: {refusal_score: 3}\n", "evaluation.refusal_score must be at most 1"),
+    (BASE + "evaluation: {thresholds: {ndcg: high}}\n", "evaluation.thresholds.ndcg must be a number"),
+    (BASE + "batch_size: 2.5\n", "batch_size must be a whole number"),
+    (BASE + "embedding: {batch_size: true}\n", "embedding.batch_size must be a whole number"),
+    (BASE + "embedding: [model]\n", "'embedding' must be a mapping"),
+    (BASE + "state_dir: [a, b]\n", "state_dir must be a string"),
+])
+def test_bad_configuration_is_refused_with_the_key_named(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as caught:
+        _load(tmp_path, text)
+    assert str(tmp_path / "rag_pipeline.yaml") in str(caught.value)
+    assert caught.value.exit_code == EXIT_USAGE
+
+
+def test_a_valid_configuration_keeps_its_meaning(tmp_path: Path) -> None:
+    config = _load(tmp_path, BASE + "max_failed_share: 0\nlimits: {max_seconds: 4, ocr: false}\nevaluation: {k: 3, refusal_score: 0.2}\n")
+    assert config.max_failed_share == 0.0
+    assert config.limits.max_seconds == 4.0 and config.limits.ocr is False
+    assert config.evaluation.k == 3 and config.evaluation.refusal_score == 0.2
+    assert config.sources[0].path == (tmp_path / "docs").resolve()
+
+
+def test_hostile_and_huge_configuration_files_are_refused_cleanly(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        _load(tmp_path, "sources: [\n")
+    with pytest.raises(ConfigError, match="top level must be a mapping"):
+        _load(tmp_path, "- a\n- b\n")
+    huge = BASE + "".join(f"key{i}: {i}\n" for i in range(50_000))
+    with pytest.raises(ConfigError, match="unknown key key0"):
+        _load(tmp_path, huge)
+    (tmp_path / "rag_pipeline.yaml").write_bytes(b"sources: \xff\xfe\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(tmp_path / "rag_pipeline.yaml")
