@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_pipeline.cleaning.boilerplate import CLEANER_VERSION, is_page_number, strip_page_boilerplate
+from rag_pipeline.cleaning.boilerplate import is_page_number, strip_page_boilerplate
 from rag_pipeline.parsing.pdf import parse_pdf
 from rag_pipeline.parsing.types import Element
 
@@ -41,10 +41,6 @@ def in_margin(e: Element, share: float = 0.1) -> bool:
 def el(text: str, page: int | None, y0: float | None, kind: str = "paragraph", height: float = 12.0) -> Element:
     bbox = None if y0 is None else (72.0, y0, 540.0, y0 + height)
     return Element(kind, text, page, None, bbox, None if y0 is None else HEIGHT)  # type: ignore[arg-type]
-
-
-def test_cleaner_version():
-    assert CLEANER_VERSION == "boilerplate1"
 
 
 # ------------------------------------------------------------------------------------------------

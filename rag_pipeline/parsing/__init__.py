@@ -15,11 +15,9 @@ failed or found no text).
 from __future__ import annotations
 
 from rag_pipeline.parsing.detect import KIND_BY_SUFFIX, KIND_LABELS, SUPPORTED_SUFFIXES, detect_kind, open_zip
-from rag_pipeline.parsing.types import Element, ElementKind, ParsedDocument, ParseError, ParseLimits
+from rag_pipeline.parsing.types import ParsedDocument, ParseError, ParseLimits
 
 __all__ = [
-    "Element",
-    "ElementKind",
     "KIND_BY_SUFFIX",
     "ParseError",
     "ParseLimits",

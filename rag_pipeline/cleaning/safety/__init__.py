@@ -26,15 +26,13 @@ search-confirm-replace loop and the placeholder), `patterns` (linear pattern bui
 `template_values`, `checksums`; `report` (counts and version).
 """
 
-from rag_pipeline.cleaning.safety.checksums import IBAN_LENGTHS, iban_is_valid, luhn_is_valid
+from rag_pipeline.cleaning.safety.checksums import iban_is_valid, luhn_is_valid
 from rag_pipeline.cleaning.safety.controls import neutralise_controls
 from rag_pipeline.cleaning.safety.pipeline import clean_text, redact_secrets
 from rag_pipeline.cleaning.safety.report import SAFETY_VERSION, SafetyReport
-from rag_pipeline.cleaning.safety.rules import PLACEHOLDER_PREFIX, placeholder
+from rag_pipeline.cleaning.safety.rules import placeholder
 
 __all__ = [
-    "IBAN_LENGTHS",
-    "PLACEHOLDER_PREFIX",
     "SAFETY_VERSION",
     "SafetyReport",
     "clean_text",

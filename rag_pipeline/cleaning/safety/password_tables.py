@@ -14,6 +14,7 @@ from rag_pipeline.cleaning.safety.passwords import NOT_A_PASSWORD, PASSWORD_LABE
 from rag_pipeline.cleaning.safety.patterns import fold
 from rag_pipeline.cleaning.safety.rules import PLACEHOLDER_PREFIX, placeholder
 from rag_pipeline.cleaning.safety.template_values import is_template_value
+from rag_pipeline.parsing.markdown_cells import table_cells
 
 _TABLE_PASSWORD_CELL = re.compile(r"\|[ \t]{0,64}+(?:" + PASSWORD_LABEL + r")[ \t]{0,64}+\|")
 _PASSWORD_CELL = re.compile(PASSWORD_LABEL)
@@ -42,14 +43,6 @@ def redact_password_tables(text: str, counts: Counter[str]) -> str:
     return "\n".join(lines)
 
 
-def _split_cells(line: str) -> list[str]:
-    """The cells of a table row; GitHub-flavoured Markdown makes the outer pipes optional."""
-    body = line.strip()
-    body = body[1:] if body.startswith("|") else body
-    body = body[:-1] if body.endswith("|") else body
-    return body.split("|")
-
-
 def _join_cells(cells: list[str]) -> str:
     """A row rebuilt from its cells, with outer pipes, whether or not the original had them."""
     return "|" + "|".join(cells) + "|"
@@ -57,7 +50,7 @@ def _join_cells(cells: list[str]) -> str:
 
 def _redact_table_from(lines: list[str], index: int, counts: Counter[str]) -> int:
     """Handle the table row at `index` naming a password cell; return the next line to scan."""
-    cells = _split_cells(lines[index])
+    cells = table_cells(lines[index])
     columns = [i for i, cell in enumerate(cells) if _PASSWORD_CELL.fullmatch(fold(cell.strip()))]
     following = lines[index + 1].strip() if index + 1 < len(lines) else ""
     if len(following) > _MAX_TABLE_LINE or _TABLE_SEPARATOR.fullmatch(following) is None:
@@ -68,7 +61,7 @@ def _redact_table_from(lines: list[str], index: int, counts: Counter[str]) -> in
         return index + 1
     row = index + 2
     while row < len(lines) and lines[row].lstrip().startswith("|") and len(lines[row]) <= _MAX_TABLE_LINE:
-        row_cells = _split_cells(lines[row])
+        row_cells = table_cells(lines[row])
         redacted = [_redact_cell(row_cells, column, counts) for column in columns if column < len(row_cells)]
         if any(redacted):
             lines[row] = _join_cells(row_cells)

@@ -39,24 +39,15 @@ os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
 
 from rag_pipeline.parsing.office.dispatch import parse_with_unstructured, short_reason
 from rag_pipeline.parsing.office.formats import KINDS
-from rag_pipeline.parsing.office.html_content import extract_main_content
 from rag_pipeline.parsing.office.markdown_tables import normalize_md_table_delimiters
-from rag_pipeline.parsing.office.tables import html_table_rows, html_table_to_markdown, rows_to_markdown
-from rag_pipeline.parsing.office.text import UTF8_BOM, decode_html, decode_utf8_strict
-from rag_pipeline.parsing.office.version import PARSER_VERSION, UNSTRUCTURED_VERSION
+from rag_pipeline.parsing.office.tables import html_table_to_markdown
+from rag_pipeline.parsing.office.version import PARSER_VERSION
 
 __all__ = [
     "KINDS",
     "PARSER_VERSION",
-    "UNSTRUCTURED_VERSION",
-    "UTF8_BOM",
-    "decode_html",
-    "decode_utf8_strict",
-    "extract_main_content",
-    "html_table_rows",
     "html_table_to_markdown",
     "normalize_md_table_delimiters",
     "parse_with_unstructured",
-    "rows_to_markdown",
     "short_reason",
 ]

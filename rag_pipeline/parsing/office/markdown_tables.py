@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from rag_pipeline.parsing.markdown_cells import table_cells
+
 _MD_DELIMITER_RE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _MD_FENCE_RE = re.compile(r"^\s{0,3}(```|~~~)")
 
@@ -21,17 +23,9 @@ def normalize_md_table_delimiters(text: str) -> str:
         if in_fence or i == 0 or "|" not in line or "|" not in lines[i - 1] or not _MD_DELIMITER_RE.match(line):
             continue  # a bare "---" under a line is a setext heading or a rule, not a table
         header = lines[i - 1].strip()
-        width = len(_md_cells(header))
-        aligns = [c.strip() or "---" for c in _md_cells(line)][:width]
+        width = len(table_cells(header))
+        aligns = [c.strip() or "---" for c in table_cells(line)][:width]
         aligns += ["---"] * (width - len(aligns))
         row = " | ".join(aligns)
         lines[i] = f"| {row} |" if header.startswith("|") else row
     return "\n".join(lines)
-
-
-def _md_cells(line: str) -> list[str]:
-    """Cells of a table row, ignoring escaped pipes and the optional outer pipes."""
-    inner = line.strip()
-    inner = inner[1:] if inner.startswith("|") else inner
-    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
-    return re.split(r"(?<!\\)\|", inner)
