@@ -174,7 +174,7 @@ def test_usage_errors_exit_2_with_a_clear_message(capsys, index, args, words) ->
         ("sources: [{kind: filesystem}]", "needs a 'name'"),
         ("evaluation: {k: -3}", "must be positive"),
         ("key: [unclosed", "not valid YAML"),
-        ("limits: {max_pagez: 3}", "unknown limits"),
+        ("limits: {max_pagez: 3}", "unknown key limits.max_pagez"),
     ],
 )
 def test_bad_config_exits_2_naming_the_file(capsys, tmp_path: Path, content: str, words: str) -> None:
