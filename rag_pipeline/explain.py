@@ -53,6 +53,16 @@ class Explanation:
 
 
 def explain(conn: psycopg.Connection, embedder: Embedder, log_id: int) -> Explanation:
+    try:
+        return _explain(conn, embedder, log_id)
+    except psycopg.errors.InsufficientPrivilege as exc:  # e.g. a rag_compliance or rag_reader login
+        raise ExplainError(
+            f"this database login may not both read the search log and replay searches ({exc.diag.message_primary}); "
+            "run explain with the pipeline's login (rag_compliance reads the log through the search_results view)"
+        ) from exc
+
+
+def _explain(conn: psycopg.Connection, embedder: Embedder, log_id: int) -> Explanation:
     entry = store.search_log.logged_search(conn, log_id)
     if entry is None:
         raise ExplainError(f"no logged search with id {log_id}; ids are in search_log.id (and printed by searches with --json)")

@@ -147,3 +147,47 @@ def test_versions_say_what_they_changed_and_discarded_attempts_hold_no_number(
     assert code == 0 and [v["version_no"] for v in shown["versions"]] == [1, 2]
     code, v2 = run_cli(capsys, "show", POLICY, "--version", "2", "--config", str(config))
     assert code == 0 and v2["version"]["status"] == "live"
+
+
+def test_differences_name_each_chunk_that_moved_went_or_came() -> None:
+    from rag_pipeline.explain import differences
+    from rag_pipeline.retrieval import Hit
+
+    def hit(chunk_id: int) -> Hit:
+        return Hit(chunk_id=chunk_id, source="s", uri=f"d{chunk_id}", version_no=2, version_id=1, section_path=[],
+                   page_start=None, page_end=None, char_start=0, char_end=1, score=0.1, similarity=0.5, text="t",
+                   acl_groups=["a"], status="live")
+
+    logged = [{"chunk_id": i, "uri": f"d{i}", "version": 1} for i in (1, 2, 3)]
+    assert differences(logged, [hit(1), hit(2), hit(3)]) == []
+    found = differences(logged, [hit(2), hit(1), hit(4)])
+    assert [(d["chunk_id"], d["change"], d["logged_rank"], d["replayed_rank"]) for d in found] == [
+        (1, "moved", 1, 2), (2, "moved", 2, 1), (3, "gone", 3, None), (4, "new", None, 3)]
+    assert differences(logged, []) and all(d["change"] == "gone" for d in differences(logged, []))
+
+
+def test_batch_lines_carry_their_own_caller(capsys, demo, tmp_path: Path) -> None:
+    config, _, url = demo
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"id": "a", "query": "travel approval", "user": "line-user"}\n'
+                    '{"id": "b", "query": "travel approval"}\n'
+                    '{"id": "c", "query": "travel approval", "user": 42}\n')
+    code, out = run_cli(capsys, "search", "--queries", str(path), "--groups", "all-staff", "--user", "flag-user",
+                        "--config", str(config))
+    assert code == 1 and [line.get("id") for line in out] == ["a", "b", "c"] and "'user' must be a string" in out[2]["error"]
+    callers = [query(url, "SELECT caller FROM search_log WHERE id = %s", line["log_id"])[0][0] for line in out[:2]]
+    assert callers == ["line-user", "flag-user"]
+
+
+def test_explain_under_a_login_that_cannot_replay_says_so(demo, embedder) -> None:
+    from rag_pipeline.explain import ExplainError, explain
+
+    _, _, url = demo
+    from rag_pipeline.retrieval import search
+
+    with database.connect(url) as conn:
+        log_id = search(conn, embedder, QUESTION, ["all-staff"], user="officer").log_id
+        assert explain(conn, embedder, log_id).identical  # the pipeline's own login may
+        conn.execute("SET ROLE rag_compliance")
+        with pytest.raises(ExplainError, match="may not both read the search log and replay"):
+            explain(conn, embedder, log_id)
