@@ -61,11 +61,9 @@ class Hit:
         record = {"uri": self.uri, "source": self.source, "version": self.version_no,
                   "section_path": self.section_path, "pages": [self.page_start, self.page_end],
                   "chunk_id": self.chunk_id, "score": round(self.score, 6), "similarity": round(self.similarity, 4),
-                  "branches": self.branches}
+                  "branches": self.branches, "text_sha256": self.text_sha256}
         if with_text:
             record["text"] = self.text
-        else:
-            record["text_sha256"] = self.text_sha256
         return record
 
 
