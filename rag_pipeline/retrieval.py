@@ -1,10 +1,16 @@
 """Search over the index as the caller may see it: their groups and a point in time are part
 of the SQL query, the query is embedded with the index's own model, and every search is logged
-(query, groups, as-of, model, candidates and scores) so a past answer can be explained."""
+(caller, query, groups, as-of, model, each candidate's rank and score per branch, and a SHA-256 of
+every returned text) so a past answer can be explained and replayed (`rag_pipeline.explain`).
+
+The caller's groups are also set on the transaction (`rag.groups`): a connection acting as the
+reader role then gets row-level security keyed by the same groups, a second line behind the
+query's own filter."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +21,11 @@ from rag_pipeline.embedding import Embedder, ModelError
 from rag_pipeline.errors import UsageError
 
 MAX_QUERY_CHARS = 2000  # the model reads 256 tokens; a longer "query" is a document, not a question
+MAX_GROUPS = 256  # a caller in more groups than this is a configuration error, not a user
+MAX_GROUP_CHARS = 200
+MAX_USER_CHARS = 256
+RUNNERS_UP = 10  # candidates ranked after the k returned ones, kept in the log to explain the cut
+BRANCHES = ("vector", "fulltext", "rerank")  # retrieval branches whose rank/score a hit carries
 
 
 class QueryError(UsageError):
@@ -38,15 +49,29 @@ class Hit:
     text: str
     acl_groups: list[str]
     status: str
+    branches: dict[str, dict[str, Any]] = field(default_factory=dict)  # branch -> {"rank", "score", ...}
+
+    @property
+    def text_sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
     def record(self, *, with_text: bool = True) -> dict[str, Any]:
-        """The hit as the CLI prints it in JSON, the evaluation lists it and the search log keeps it."""
+        """The hit as the CLI prints it in JSON, the evaluation lists it and the search log keeps
+        it (without the text, but with its SHA-256: what was shown, provably)."""
         record = {"uri": self.uri, "source": self.source, "version": self.version_no,
                   "section_path": self.section_path, "pages": [self.page_start, self.page_end],
-                  "chunk_id": self.chunk_id, "score": round(self.score, 6), "similarity": round(self.similarity, 4)}
+                  "chunk_id": self.chunk_id, "score": round(self.score, 6), "similarity": round(self.similarity, 4),
+                  "branches": self.branches, "text_sha256": self.text_sha256}
         if with_text:
             record["text"] = self.text
         return record
+
+
+class Results(list[Hit]):
+    """The hits of one search, in rank order, and the id of its search_log row (None when not
+    logged): what `rag-pipeline explain` takes."""
+
+    log_id: int | None = None
 
 
 def check_model(conn: psycopg.Connection, embedder: Embedder, view: store.search.View = store.search.View()) -> int | None:
@@ -73,25 +98,49 @@ def search(
     as_of: datetime | None = None,
     preview_run: str | None = None,
     log: bool = True,
-) -> list[Hit]:
+    user: str | None = None,
+) -> Results:
+    """The k best chunks the groups may see, live or as of a time. `user` is the caller's
+    identity as the application received it; it is logged as given."""
+    check_request(query, groups, user)
+    view = store.search.View(as_of=as_of, preview_run=preview_run)
+    groups = sorted({g.strip() for g in groups if g and g.strip()})
+    with conn.transaction():  # the groups set below hold for this transaction only
+        searched_at = conn.execute("SELECT now()").fetchone()[0]
+        store.search_log.set_session_groups(conn, groups)
+        model_id = check_model(conn, embedder, view)
+        ranked: list[Hit] = []
+        if model_id is not None and groups and query.strip():
+            vector = embedder.encode([query])[0]
+            fetch = max(k, min(k + RUNNERS_UP, store.search.CANDIDATES))  # the same candidate pool as k alone
+            rows = store.search.search_chunks(conn, vector, query, groups, model_id, fetch, view)
+            ranked = [_hit(r) for r in rows]
+        hits = Results(ranked[:k])
+        if log:
+            hits.log_id = store.search_log.log_search(
+                conn, query=query, groups=groups, as_of=as_of, model_id=model_id, k=k,
+                results=[h.record(with_text=False) for h in hits],
+                candidates=[h.record(with_text=False) for h in ranked[k:]],
+                caller=user, searched_at=searched_at,
+            )
+    return hits
+
+
+def check_request(query: str, groups: list[str], user: str | None) -> None:
+    """Refuse what cannot be searched or logged faithfully, with the reason."""
     if len(query) > MAX_QUERY_CHARS:
         raise QueryError(f"query is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}")
     if "\x00" in query:
         raise QueryError("the query contains a NUL character; remove it")
-    view = store.search.View(as_of=as_of, preview_run=preview_run)
-    groups = sorted({g.strip() for g in groups if g and g.strip()})
-    model_id = check_model(conn, embedder, view)
-    hits: list[Hit] = []
-    if model_id is not None and groups and query.strip():
-        vector = embedder.encode([query])[0]
-        rows = store.search.search_chunks(conn, vector, query, groups, model_id, k, view)
-        hits = [_hit(r) for r in rows]
-    if log:
-        store.search.log_search(
-            conn, query, groups, as_of, model_id, k,
-            [h.record(with_text=False) for h in hits],
-        )
-    return hits
+    if len(groups) > MAX_GROUPS:
+        raise QueryError(f"{len(groups):,} groups given; the limit is {MAX_GROUPS}")
+    for group in groups:
+        if not isinstance(group, str) or len(group) > MAX_GROUP_CHARS or "\x00" in group or "," in group:
+            raise QueryError(
+                f"group {str(group)[:40]!r}... is not a group name (at most {MAX_GROUP_CHARS} characters, no ',' or NUL)"
+            )
+    if user is not None and (len(user) > MAX_USER_CHARS or "\x00" in user):
+        raise QueryError(f"the caller identity must be at most {MAX_USER_CHARS} characters without NUL")
 
 
 def _hit(row: dict[str, Any]) -> Hit:
@@ -111,4 +160,19 @@ def _hit(row: dict[str, Any]) -> Hit:
         text=row["text"],
         acl_groups=list(row["acl_groups"]),
         status=row["status"],
+        branches=_branches(row),
     )
+
+
+def _branches(row: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Rank and score of the hit in each branch that found it (`<branch>_rank`, `<branch>_score`
+    columns, plus `<branch>_features` where a branch such as a reranker reports them)."""
+    found: dict[str, dict[str, Any]] = {}
+    for name in BRANCHES:
+        rank, score, features = row.get(f"{name}_rank"), row.get(f"{name}_score"), row.get(f"{name}_features")
+        if rank is None and score is None and features is None:
+            continue
+        found[name] = {"rank": rank, "score": None if score is None else round(float(score), 6)}
+        if features is not None:
+            found[name]["features"] = features
+    return found

@@ -40,6 +40,15 @@ def query(db_url: str, sql: str, *params: Any) -> list[tuple]:
         return conn.execute(sql, params).fetchall()
 
 
+def rewrite_history(db_url: str, sql: str, *params: Any) -> list[tuple]:
+    """Run `sql` with the append-only triggers of migration 006 switched off for this transaction
+    only: the fault injection of tests that need an index state the pipeline can no longer make
+    (e.g. a version recorded by an older parser)."""
+    with database.connect(db_url) as conn, conn.transaction():
+        conn.execute("SET LOCAL session_replication_role = replica")
+        return conn.execute(sql, params).fetchall()
+
+
 def versions(db_url: str, uri: str) -> list[tuple]:
     """(version_no, kind, status, acl_groups) of a document, oldest first."""
     return query(
@@ -69,4 +78,4 @@ def stage_without_gate(config_path: Path, db_url: str, run_id: str, embedder: An
     return ctx, stage.stage_items(ctx, model_id)
 
 
-__all__ = ["psycopg", "query", "run_cli", "search", "stage_without_gate", "sync", "versions"]
+__all__ = ["psycopg", "query", "rewrite_history", "run_cli", "search", "stage_without_gate", "sync", "versions"]

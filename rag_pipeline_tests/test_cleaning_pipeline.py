@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write_config
-from helpers import query, sync
+from helpers import query, rewrite_history, sync
 
 NOTICE = ("This document is confidential and intended solely for employees of Larkspur Logistics. "
           "Do not forward it outside the company.")
@@ -100,9 +100,9 @@ def test_denied_paths_are_never_indexed(capsys, tmp_path: Path, db_url: str, dem
 def test_a_parser_or_cleaner_change_reparses_on_the_next_sync(capsys, tmp_path: Path, db_url: str, demo_copy: Path) -> None:
     config = write_config(tmp_path, db_url, docs=demo_copy)
     assert sync(capsys, config)[0] == 0
-    query(db_url, "UPDATE document_versions SET parser_version = 'pymupdf-0.1+old' FROM documents d"
+    rewrite_history(db_url, "UPDATE document_versions SET parser_version = 'pymupdf-0.1+old' FROM documents d"
                   " WHERE d.id = document_id AND d.uri = 'policies/travel-policy.pdf' RETURNING 1")
-    query(db_url, "UPDATE document_versions SET cleaner_version = 'boilerplate0' FROM documents d"
+    rewrite_history(db_url, "UPDATE document_versions SET cleaner_version = 'boilerplate0' FROM documents d"
                   " WHERE d.id = document_id AND d.uri = 'it/security-handbook.md' RETURNING 1")
     code, out = sync(capsys, config)
     assert code == 0 and out["counts"]["plan"]["reparse"] == 2 and out["counts"]["plan"]["unchanged"] == 5

@@ -25,12 +25,16 @@ def load_config(args: argparse.Namespace) -> Config:
 
 
 @contextmanager
-def connection(config: Config) -> Iterator[psycopg.Connection]:
-    from rag_pipeline import database
+def connection(config: Config, role: str | None = None) -> Iterator[psycopg.Connection]:
+    """A connection to the migrated index, acting as `role` (e.g. the reader role, so row-level
+    security backs the search's own filter) where the login may take it on."""
+    from rag_pipeline import database, store
     from rag_pipeline.sync.context import prepare_database
 
     conn = database.connect(prepare_database(config))
     try:
+        if role is not None:
+            store.roles.assume(conn, role)
         yield conn
     finally:
         conn.close()

@@ -37,7 +37,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     for v in versions:
         window = f"{when(v['valid_from'])} .. {when(v['valid_to']) if v['valid_to'] else 'now'}"
         out.print(
-            f"  v{v['version_no']} {v['status']:<10} {window}  groups {shown(','.join(v['acl_groups']) or '(none)')}"
+            f"  v{v['version_no']} {v['status']:<10} {v['change']:<9} {window}  groups {shown(','.join(v['acl_groups']) or '(none)')}"
             f"  checksum {shown(str(v['checksum'] or '-')[:19])}  run {shown(v['run_id'])}  model {shown(v['model_name'] or '-')}"
         )
     return EXIT_OK

@@ -26,6 +26,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--as-of", help="search the index as it was at this ISO 8601 time")
     p.add_argument("-k", type=int, default=10)
     p.add_argument("--queries", help="JSONL file of queries (batch mode)")
+    p.add_argument("--user", help="the caller's identity, recorded as given in the search log")
     p.set_defaults(func=cmd_search)
 
 
@@ -38,15 +39,17 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.k <= 0:
         raise UsageError("-k must be positive")
     model = embedder(config)
-    with connection(config) as conn:
+    from rag_pipeline.store.roles import READER
+
+    with connection(config, role=READER) as conn:
         if args.queries:
-            return _search_batch(conn, model, Path(args.queries), caller_groups, when, args.k)
+            return _search_batch(conn, model, Path(args.queries), caller_groups, when, args.k, args.user)
         from rag_pipeline.retrieval import search
 
-        hits = search(conn, model, args.query, caller_groups, k=args.k, as_of=when)
+        hits = search(conn, model, args.query, caller_groups, k=args.k, as_of=when, user=args.user)
     if args.json:
         emit_json({"query": args.query, "groups": caller_groups, "as_of": when, "k": args.k,
-                   "results": [h.record() for h in hits]})
+                   "log_id": hits.log_id, "results": [h.record() for h in hits]})
         return EXIT_OK
     _print_hits(args.query, caller_groups, hits)
     return EXIT_OK
@@ -69,7 +72,7 @@ def _print_hits(query: str, caller_groups: list[str], hits: list[Hit]) -> None:
 
 
 def _search_batch(conn: psycopg.Connection, model: Embedder, path: Path, caller_groups: list[str],
-                  when: datetime | None, k: int) -> int:
+                  when: datetime | None, k: int, user: str | None) -> int:
     """One JSON line out per line in; a bad line gets its own error line and the batch goes on."""
     from rag_pipeline.retrieval import search
     from rag_pipeline.times import parse_time
@@ -94,9 +97,13 @@ def _search_batch(conn: psycopg.Connection, model: Embedder, path: Path, caller_
                 line_as_of = request.get("as_of")
                 if line_as_of is not None and not isinstance(line_as_of, str):
                     raise ValueError("'as_of' must be an ISO 8601 string")
+                line_user = request.get("user", user)
+                if line_user is not None and not isinstance(line_user, str):
+                    raise ValueError("'user' must be a string")
                 hits = search(conn, model, request["query"], line_groups, k=k,
-                              as_of=parse_time(line_as_of) if line_as_of else when)
-                emit_json({"id": request.get("id"), "query": request["query"], "results": [h.record() for h in hits]})
+                              as_of=parse_time(line_as_of) if line_as_of else when, user=line_user)
+                emit_json({"id": request.get("id"), "query": request["query"], "log_id": hits.log_id,
+                           "results": [h.record() for h in hits]})
             except (ValueError, UnicodeDecodeError, PipelineError) as exc:  # JSONDecodeError is a ValueError
                 failed += 1
                 emit_json({"id": request.get("id") if isinstance(request, dict) else None,

@@ -11,14 +11,16 @@ from rag_pipeline.store import (
     migrations,
     models,
     quarantine,
+    roles,
     runs,
     search,
+    search_log,
     status,
     versions,
     work_items,
 )
 
 __all__ = [
-    "embeddings", "fingerprints", "history", "migrations", "models", "quarantine", "runs",
-    "search", "status", "versions", "work_items",
+    "embeddings", "fingerprints", "history", "migrations", "models", "quarantine", "roles", "runs",
+    "search", "search_log", "status", "versions", "work_items",
 ]

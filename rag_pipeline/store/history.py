@@ -22,9 +22,9 @@ def find_documents(conn: psycopg.Connection, uri: str) -> list[tuple[str, str]]:
 
 def history(conn: psycopg.Connection, source: str, uri: str) -> list[dict[str, Any]]:
     return rows(conn,
-            "SELECT version_no, kind, status, checksum, valid_from, valid_to, acl_groups, run_id,"
+            "SELECT version_no, kind, change, status, checksum, valid_from, valid_to, acl_groups, run_id,"
             " parser_version, chunker_version, model_name, model_revision"
-            " FROM document_history WHERE source = %s AND uri = %s AND status <> 'discarded'"
+            " FROM document_history WHERE source = %s AND uri = %s"
             " ORDER BY version_no",
             (source, uri),
         )
@@ -35,7 +35,7 @@ def version_for(conn: psycopg.Connection, source: str, uri: str, version_no: int
     base = (
         "SELECT v.id, v.version_no, v.status, v.kind, v.checksum, v.acl_groups, v.valid_from, v.valid_to,"
         " v.blob_sha256 FROM document_versions v JOIN documents d ON d.id = v.document_id"
-        " WHERE d.source = %(source)s AND d.uri = %(uri)s AND "
+        " WHERE d.source = %(source)s AND d.uri = %(uri)s AND v.status <> 'discarded' AND "
     )
     if version_no is not None:
         where = "v.version_no = %(no)s"

@@ -1,9 +1,8 @@
 """Retrieval SQL: which versions a query sees (live, as of a time, or a run's preview), the
-hybrid query with the caller's groups inside both branches, and the search log."""
+hybrid query with the caller's groups inside both branches."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,6 +24,7 @@ class View:
 
 
 _VISIBLE_LIVE = "v.status = 'live'"
+CANDIDATES = 50  # candidates per branch before fusion
 
 
 VISIBLE_AS_OF = (
@@ -56,9 +56,11 @@ def search_chunks(
     model_id: int,
     k: int,
     view: View = View(),
-    candidates: int = 50,
+    candidates: int = CANDIDATES,
 ) -> list[dict[str, Any]]:
-    """Hybrid retrieval: vector and full-text candidates fused by reciprocal rank.
+    """Hybrid retrieval: vector and full-text candidates fused by reciprocal rank. Each row
+    carries its rank and score in each branch (`vector_*`, `fulltext_*`; None where the branch did
+    not find it), which the search log keeps to explain the result.
 
     The caller's groups and the version visibility are WHERE clauses of both branches, so a
     chunk the caller may not see is never a candidate (no post-filtering).
@@ -67,24 +69,28 @@ def search_chunks(
     acl = "v.acl_groups && %(groups)s::text[]"
     sql = f"""
     WITH vec AS (
-        SELECT c.id, row_number() OVER (ORDER BY c.embedding <=> %(qvec)s) AS rnk
+        SELECT c.id, row_number() OVER (ORDER BY c.embedding <=> %(qvec)s) AS rnk,
+               1 - (c.embedding <=> %(qvec)s) AS score
         FROM chunks c JOIN document_versions v ON v.id = c.version_id
         WHERE {visible} AND {acl} AND c.model_id = %(model_id)s
         ORDER BY c.embedding <=> %(qvec)s LIMIT %(cand)s
     ), fts AS (
-        SELECT c.id, row_number() OVER (ORDER BY ts_rank_cd(c.tsv, q) DESC) AS rnk
+        SELECT c.id, row_number() OVER (ORDER BY ts_rank_cd(c.tsv, q) DESC) AS rnk,
+               ts_rank_cd(c.tsv, q) AS score
         FROM chunks c JOIN document_versions v ON v.id = c.version_id,
              websearch_to_tsquery('simple', %(qtext)s) q
         WHERE {visible} AND {acl} AND c.model_id = %(model_id)s AND c.tsv @@ q
         ORDER BY ts_rank_cd(c.tsv, q) DESC LIMIT %(cand)s
     ), fused AS (
         SELECT coalesce(vec.id, fts.id) AS id,
-               coalesce(1.0 / (60 + vec.rnk), 0) + coalesce(1.0 / (60 + fts.rnk), 0) AS rrf
+               coalesce(1.0 / (60 + vec.rnk), 0) + coalesce(1.0 / (60 + fts.rnk), 0) AS rrf,
+               vec.rnk AS vector_rank, vec.score AS vector_score, fts.rnk AS fulltext_rank, fts.score AS fulltext_score
         FROM vec FULL OUTER JOIN fts ON vec.id = fts.id
     )
     SELECT c.id AS chunk_id, d.source, d.uri, v.version_no, v.id AS version_id, v.status,
            v.acl_groups, c.section_path, c.page_start, c.page_end, c.char_start, c.char_end, c.text,
-           f.rrf, 1 - (c.embedding <=> %(qvec)s) AS similarity
+           f.rrf, 1 - (c.embedding <=> %(qvec)s) AS similarity,
+           f.vector_rank, f.vector_score, f.fulltext_rank, f.fulltext_score
     FROM fused f JOIN chunks c ON c.id = f.id
     JOIN document_versions v ON v.id = c.version_id JOIN documents d ON d.id = v.document_id
     ORDER BY f.rrf DESC, c.id LIMIT %(k)s
@@ -110,14 +116,6 @@ def index_model_id(conn: psycopg.Connection, view: View = View()) -> int | None:
         {"as_of": view.as_of, "preview_run": view.preview_run},
     ).fetchone()
     return row[0] if row else None
-
-
-def log_search(conn: psycopg.Connection, query: str, groups: Sequence[str], as_of: datetime | None, model_id: int | None, k: int, results: list[dict[str, Any]]) -> None:
-    with conn.transaction():
-        conn.execute(
-            "INSERT INTO search_log (query, groups, as_of, model_id, k, results) VALUES (%s, %s, %s, %s, %s, %s::jsonb)",
-            (query, list(groups), as_of, model_id, k, json.dumps(results)),
-        )
 
 
 def superseded_chunk_ids(

@@ -67,7 +67,8 @@ def _new_version(conn: psycopg.Connection, document_id: int, run_id: str, fields
         " SELECT %(document_id)s, coalesce(max(version_no), 0) + 1, %(kind)s, 'staged', %(checksum)s,"
         " %(blob_sha256)s, %(size_bytes)s, %(media_type)s, %(acl_groups)s, %(parser_version)s,"
         " %(cleaner_version)s, %(chunker_version)s, %(model_id)s, %(run_id)s, %(cleaning_counts)s::jsonb"
-        " FROM document_versions WHERE document_id = %(document_id)s RETURNING id",
+        " FROM document_versions WHERE document_id = %(document_id)s AND status <> 'discarded'"  # discarded attempts hold no number
+        " RETURNING id",
         {
             "document_id": document_id,
             "run_id": run_id,

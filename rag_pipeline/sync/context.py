@@ -33,8 +33,11 @@ class SyncContext:
 
     @contextmanager
     def connect(self) -> Iterator[psycopg.Connection]:
+        """A connection acting as the writer role: the grants that keep history append-only
+        apply to the pipeline itself, not only to other logins."""
         conn = database.connect(self.db_url)
         try:
+            store.roles.assume(conn, store.roles.WRITER)
             yield conn
         finally:
             conn.close()
@@ -46,6 +49,7 @@ def prepare_database(config: Config) -> str:
     with database.connect(url) as conn:
         try:
             store.migrations.migrate(conn)
+            store.roles.apply_passwords(conn)
         except psycopg.errors.FeatureNotSupported as exc:
             raise database.DatabaseError(f"the database lacks the pgvector extension: {exc}; install pgvector there") from exc
         except psycopg.Error as exc:

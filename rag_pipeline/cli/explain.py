@@ -1,0 +1,87 @@
+"""`rag-pipeline explain LOG_ID`: a logged search with each candidate's ranks and scores per
+branch, and its replay against the index as of the search's time, stating whether it is identical."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from rag_pipeline.cli.common import connection, embedder, load_config
+from rag_pipeline.cli.output import console, emit_json, shown, when
+from rag_pipeline.errors import EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from rag_pipeline.explain import Explanation, Replay
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("explain", parents=[common], help="explain and replay a logged search")
+    p.add_argument("log_id", metavar="LOG_ID", help="the search's id in search_log")
+    p.set_defaults(func=cmd_explain)
+
+
+def log_id(value: str) -> int:
+    from rag_pipeline.store.search_log import MAX_LOG_ID
+
+    text = value.strip()
+    if not text.isascii() or not text.isdigit() or not 0 < int(text) <= MAX_LOG_ID:
+        raise UsageError(f"LOG_ID must be a positive whole number (a search_log id), got {value[:40]!r}")
+    return int(text)
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from rag_pipeline.explain import explain
+
+    wanted = log_id(args.log_id)
+    config = load_config(args)
+    model = embedder(config)
+    with connection(config) as conn:
+        result = explain(conn, model, wanted)
+    if args.json:
+        emit_json(result.record())
+        return EXIT_OK
+    _print(result)
+    return EXIT_OK
+
+
+def _print(result: Explanation) -> None:
+    out = console()
+    s = result.search
+    out.print(f"[bold]search {s['id']}[/bold] at {when(s['searched_at'])} by {shown(s['caller'] or '(no caller given)')}"
+              f" (database user {shown(s['db_user'] or '-')})")
+    out.print(f"  query {shown(repr(s['query']))}  groups {shown(','.join(s['groups']) or '(none)')}"
+              f"  as of {when(s['as_of']) if s['as_of'] else 'live'}  k {s['k']}"
+              f"  model {shown(s['model_name'] or '-')} {shown(s['model_revision'] or '')}")
+    for label, rows in (("returned", s["results"]), ("runners-up", s["candidates"])):
+        if rows:
+            out.print(f"  {label}:")
+        first = 1 if label == "returned" else len(s["results"]) + 1
+        for rank, r in enumerate(rows, first):
+            out.print(f"    {rank}. chunk {r['chunk_id']} {shown(r['uri'])} v{r['version']}  score {r['score']:.4f}  {_branches(r)}")
+    texts_ok = all(t["unchanged"] for t in result.texts)
+    out.print(f"  returned texts {'unchanged (SHA-256 as logged)' if texts_ok else '[red]CHANGED since the search[/red]'}")
+    for t in result.texts:
+        if not t["unchanged"]:
+            out.print(f"    rank {t['rank']} chunk {t['chunk_id']}: logged {t['logged_sha256']} now {t['current_sha256'] or 'missing'}")
+    _print_replay(out, f"replay as of {when(result.replay.as_of)}", result.replay)
+    if result.now is not None:
+        _print_replay(out, "same search on today's index", result.now)
+
+
+def _branches(record: dict[str, Any]) -> str:
+    parts = []
+    for name, found in (record.get("branches") or {}).items():
+        score = "-" if found.get("score") is None else f"{found['score']:.4f}"
+        parts.append(f"{name} #{found.get('rank') or '-'} ({score})")
+    return shown("  ".join(parts))
+
+
+def _print_replay(out: Any, label: str, replay: Replay) -> None:
+    if replay.identical:
+        out.print(f"  {label}: [green]identical[/green]")
+        return
+    out.print(f"  {label}: [yellow]different[/yellow]")
+    for d in replay.differences:
+        was = d["logged_rank"] or "-"
+        now = d["replayed_rank"] or "-"
+        out.print(f"    chunk {d['chunk_id']} {shown(d['uri'])} v{d['version']}: {d['change']}, rank {was} -> {now}")
