@@ -13,6 +13,7 @@ from rag_pipeline.store import (
     quarantine,
     runs,
     search,
+    source_fingerprints,
     status,
     versions,
     work_items,
@@ -20,5 +21,5 @@ from rag_pipeline.store import (
 
 __all__ = [
     "embeddings", "fingerprints", "history", "migrations", "models", "quarantine", "runs",
-    "search", "status", "versions", "work_items",
+    "search", "source_fingerprints", "status", "versions", "work_items",
 ]
