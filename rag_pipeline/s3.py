@@ -55,7 +55,7 @@ def make_client(
     from botocore.config import Config as BotoConfig
 
     config = BotoConfig(
-        retries={"mode": retry_mode, "max_attempts": max_attempts},
+        retries={"mode": retry_mode, "total_max_attempts": max_attempts},  # attempts, first included
         connect_timeout=CONNECT_TIMEOUT_S,
         read_timeout=READ_TIMEOUT_S,
         max_pool_connections=max_pool_connections,

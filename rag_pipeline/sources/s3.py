@@ -2,7 +2,8 @@
 from the objects themselves.
 
 Where an object's groups come from, first match wins:
-1. its object tag `rag-groups` (comma-separated, e.g. `hr,finance`), when `object_acl` has `tag`;
+1. its object tag `rag-groups` (groups separated by spaces or commas, e.g. `hr finance`), when
+   `object_acl` has `tag`;
 2. its user metadata `rag-groups` (`x-amz-meta-rag-groups`), when `object_acl` has `metadata`;
 3. `_access.yaml` objects under the prefix, exactly as access files in folders;
 4. the source's `default_groups`;
@@ -56,8 +57,9 @@ class ListedKey:
 
 
 def parse_groups(value: str) -> tuple[str, ...]:
-    """'hr, finance,,hr' -> ('finance', 'hr'): comma-separated, trimmed, de-duplicated."""
-    return tuple(sorted({g.strip() for g in value.split(",") if g.strip()}))
+    """'hr finance,hr' -> ('finance', 'hr'): separated by spaces or commas (S3 tag values cannot
+    hold commas; metadata may hold either), de-duplicated."""
+    return tuple(sorted(set(value.replace(",", " ").split())))
 
 
 def key_problem(rel: str) -> str | None:
@@ -120,12 +122,12 @@ class S3Source:
                 continue
             problem = key_problem(rel)
             if problem:
-                yield SkippedObject(rel, f"s3://{self.bucket}/{listed.key!r}: {problem}")
+                yield SkippedObject(rel, f"{self._where(listed.key)}: {problem}")
                 continue
             if self.max_bytes is not None and listed.size > self.max_bytes:
                 yield SkippedObject(rel, (
-                    f"object is {listed.size / 2**20:.1f} MiB, over the limits.max_bytes limit of "
-                    f"{self.max_bytes / 2**20:.1f} MiB; it was not downloaded. Split it or raise limits.max_bytes"
+                    f"{self._where(listed.key)} is {listed.size} bytes, over the limits.max_bytes limit of "
+                    f"{self.max_bytes} bytes; it was not downloaded. Split it or raise limits.max_bytes"
                 ))
                 continue
             candidates.append((rel, listed))
@@ -143,7 +145,7 @@ class S3Source:
         the size limit. ObjectReadError when it vanished or changed since the listing."""
         listed = self._listed.get(uri)
         key = listed.key if listed else self.prefix + uri
-        where = f"s3://{self.bucket}/{key!r}"
+        where = self._where(key)
         extra = {"IfMatch": f'"{listed.etag}"'} if listed else {}
         try:
             response = self.client.get_object(Bucket=self.bucket, Key=key, **extra)
@@ -178,6 +180,10 @@ class S3Source:
         # The store is unreachable or refuses us: stop the source, do not quarantine everything.
         return ListingError(f"source {self.name!r}: cannot download {where}: {exc}")
 
+    def _where(self, key: str) -> str:
+        """The object's URL for messages; a key with control characters is shown escaped."""
+        return f"s3://{self.bucket}/{key if key.isprintable() else ascii(key)[1:-1]}"
+
     # ------------------------------------------------------------------ listing
 
     def _list_keys(self) -> list[ListedKey]:
@@ -211,7 +217,7 @@ class S3Source:
             rel = listed.key[len(self.prefix):]
             if rel.rsplit("/", 1)[-1] != ACCESS_FILE:
                 continue
-            where = f"s3://{self.bucket}/{listed.key}"
+            where = self._where(listed.key)
             if key_problem(rel):
                 raise ListingError(f"source {self.name!r}: access file {where!r}: {key_problem(rel)}")
             folder = str(PurePosixPath(rel).parent)
@@ -233,8 +239,10 @@ class S3Source:
             with body:
                 text = body.read(MAX_ACCESS_FILE_BYTES + 1).decode("utf-8")
             return parse_access_file(text, where)
-        except (AccessFileError, UnicodeDecodeError) as exc:
+        except AccessFileError as exc:
             raise ListingError(f"source {self.name!r}: {exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise ListingError(f"source {self.name!r}: {where}: not UTF-8 text ({exc.reason}); save it as UTF-8") from exc
         except S3_ERRORS as exc:
             raise ListingError(f"source {self.name!r}: cannot read access file {where}: {exc}") from exc
 
@@ -255,10 +263,10 @@ class S3Source:
         except S3_ERRORS as exc:
             code = error_code(exc)
             if code in GONE_CODES or code in ("PreconditionFailed", "412"):
-                return SkippedObject(rel, f"s3://{self.bucket}/{listed.key!r} was deleted or replaced while "
+                return SkippedObject(rel, f"{self._where(listed.key)} was deleted or replaced while "
                                           "being listed; the next run sees its new state")
             raise ListingError(
-                f"source {self.name!r}: cannot read the access groups of s3://{self.bucket}/{listed.key!r}: {exc}"
+                f"source {self.name!r}: cannot read the access groups of {self._where(listed.key)}: {exc}"
                 + ("; grant s3:GetObjectTagging and s3:GetObject, or set object_acl: []" if code == "AccessDenied" else "")
             ) from exc
         return None
