@@ -11,7 +11,6 @@ from rag_pipeline.s3 import make_client
 from rag_pipeline.sources.base import ListingError, ObjectReadError, SkippedObject, SourceObject
 from rag_pipeline.sources.s3 import S3Source
 
-pytest_plugins = ["s3_server"]  # the moto server, bucket and fault proxy fixtures
 
 
 def _source(b: Bucket, prefix: str = "docs/", endpoint: str | None = None, **kwargs) -> S3Source:

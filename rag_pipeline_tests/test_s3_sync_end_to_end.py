@@ -13,7 +13,6 @@ from conftest import DEMO_DIR
 from helpers import query, search, sync, versions
 from s3_server import Bucket, FaultProxy, MotoServer, new_bucket
 
-pytest_plugins = ["s3_server"]  # the moto server, bucket and fault proxy fixtures
 
 DOCS = {
     "fleet.md": "# Fleet\n\nCompany vans are refuelled at the depot in Bremen every Friday.\n",
@@ -218,11 +217,11 @@ def test_object_recreated_after_its_tombstone_is_a_new_version_of_the_same_docum
     bucket.put("docs/parking.md", DOCS["parking.md"], tags={"rag-groups": "all-staff"})  # same bytes, same ETag
     code, out = sync(capsys, synced)
     assert code == 0 and out["counts"]["plan"]["new"] == 1, out
-    rows = query(db_url, "SELECT d.id, v.version_no, v.kind, v.status FROM document_versions v"
+    rows = query(db_url, "SELECT d.id, v.version_no, v.kind, v.status, v.valid_to IS NULL FROM document_versions v"
                          " JOIN documents d ON d.id = v.document_id WHERE d.uri = 'parking.md' ORDER BY v.version_no")
     assert len({r[0] for r in rows}) == 1  # one document throughout
-    assert [r[1:] for r in rows] == [(1, "content", "superseded"), (2, "tombstone", "superseded"),
-                                     (3, "content", "live")]
+    assert [r[1:] for r in rows] == [(1, "content", "superseded", False), (2, "tombstone", "tombstoned", False),
+                                     (3, "content", "live", True)]
 
 
 def test_object_over_the_size_limit_is_quarantined_unread_and_its_live_version_stays(
