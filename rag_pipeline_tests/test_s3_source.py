@@ -12,7 +12,6 @@ from rag_pipeline.sources.base import ListingError, ObjectReadError, SkippedObje
 from rag_pipeline.sources.s3 import S3Source
 
 
-
 def _source(b: Bucket, prefix: str = "docs/", endpoint: str | None = None, **kwargs) -> S3Source:
     client, counter = make_client(endpoint_url=endpoint or b.endpoint, max_attempts=kwargs.pop("max_attempts", 3))
     return S3Source("s3docs", client, b.name, prefix, counter=counter, **kwargs)

@@ -13,7 +13,6 @@ from conftest import DEMO_DIR
 from helpers import query, search, sync, versions
 from s3_server import Bucket, FaultProxy, MotoServer, new_bucket
 
-
 DOCS = {
     "fleet.md": "# Fleet\n\nCompany vans are refuelled at the depot in Bremen every Friday.\n",
     "canteen.md": "# Canteen\n\nThe canteen serves lunch from noon to two in the afternoon.\n",
