@@ -247,3 +247,18 @@ def test_missing_bucket_is_a_listing_error(moto_server: MotoServer) -> None:
     client, counter = make_client(endpoint_url=moto_server.endpoint)
     with pytest.raises(ListingError, match="NoSuchBucket"):
         list(S3Source("s", client, "no-such-bucket-here", "docs/", counter=counter).list_objects())
+
+
+def test_bucket_of_ten_thousand_objects_is_listed_completely_across_pages(bucket: Bucket) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    bucket.put("docs/_access.yaml", "groups: [all-staff]\n")
+    keys = [f"docs/d{i // 1000}/n{i:05d}.md" for i in range(10_000)]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda key: bucket.client.put_object(Bucket=bucket.name, Key=key, Body=key.encode()), keys))
+    source = _source(bucket, object_acl=())
+    listed, skipped = _listing(source)
+    assert len(listed) == 10_000 and not skipped
+    assert set(listed) == {key[len("docs/"):] for key in keys}
+    assert {o.acl_groups for o in listed.values()} == {("all-staff",)}
+    assert source.request_stats["s3_calls"] == 11 + 1  # 10,001 keys in pages of 1,000, one access file
