@@ -33,6 +33,10 @@ class SourceConfig:
     prefix: str = ""
     endpoint_url: str | None = None
     region: str | None = None
+    default_groups: tuple[str, ...] = ()  # s3: groups of objects nothing else gives groups to
+    object_acl: tuple[str, ...] = ("tag", "metadata")  # s3: where an object's own groups are read
+    max_attempts: int = 5  # s3: botocore attempts per request (1 = no retries)
+    retry_mode: str = "standard"  # s3: botocore retry mode
     deny: tuple[str, ...] = ()  # glob patterns (relative URIs) never indexed
     max_tombstone_share: float = 0.5  # a run that would tombstone more than this stops
 
@@ -53,6 +57,15 @@ class EvaluationConfig:
 
 
 @dataclass(frozen=True)
+class BlobStoreConfig:
+    """`blob_store: s3://bucket/prefix`, or a mapping with url, endpoint_url and region."""
+
+    url: str
+    endpoint_url: str | None = None
+    region: str | None = None
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path | None
     root: Path
@@ -64,6 +77,7 @@ class Config:
     limits: ParseLimits = ParseLimits()
     max_failed_share: float = 0.5  # quarantining more than this share of a run's files fails it
     batch_size: int = 64  # documents per batch through parse/clean/chunk/embed
+    blob_store: BlobStoreConfig | None = None  # None: the local folder state_dir/blobs
 
     @property
     def blob_dir(self) -> Path:
@@ -101,11 +115,17 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     return config_from_dict(raw, config_path)
 
 
-TOP_LEVEL_KEYS = ("database_url", "state_dir", "sources", "embedding", "evaluation", "limits", "max_failed_share", "batch_size")
+TOP_LEVEL_KEYS = ("database_url", "state_dir", "sources", "embedding", "evaluation", "limits", "max_failed_share",
+                  "batch_size", "blob_store")
 SOURCE_KEYS = {
     "filesystem": ("name", "kind", "path", "deny", "max_tombstone_share"),
-    "s3": ("name", "kind", "bucket", "prefix", "endpoint_url", "region", "deny", "max_tombstone_share"),
+    "s3": ("name", "kind", "bucket", "prefix", "endpoint_url", "region", "deny", "max_tombstone_share",
+           "default_groups", "object_acl", "max_attempts", "retry_mode"),
 }
+BLOB_STORE_KEYS = ("url", "endpoint_url", "region")
+# Keys that would put credentials in the file; boto3's credential chain is the only way in.
+CREDENTIAL_KEYS = ("aws_access_key_id", "aws_secret_access_key", "aws_session_token", "access_key",
+                   "secret_key", "access_key_id", "secret_access_key", "session_token", "credentials", "profile")
 EMBEDDING_KEYS = ("model", "batch_size", "device")
 EVALUATION_KEYS = ("eval_set", "k", "thresholds", "refusal_score")
 
@@ -113,6 +133,7 @@ EVALUATION_KEYS = ("eval_set", "k", "thresholds", "refusal_score")
 def config_from_dict(raw: dict[str, Any], path: Path | None, root: Path | None = None) -> Config:
     root = (root or (path.parent if path else Path.cwd())).resolve()
     where = str(path or "config")
+    _refuse_credentials(raw, where, "")
     _known(raw, TOP_LEVEL_KEYS, where, "")
     sources = tuple(_source(s, root, where, i) for i, s in enumerate(_list(raw, "sources", where)))
     names = [s.name for s in sources]
@@ -130,6 +151,48 @@ def config_from_dict(raw: dict[str, Any], path: Path | None, root: Path | None =
         limits=_limits(_mapping(raw, "limits", where), where),
         max_failed_share=_share(raw.get("max_failed_share", 0.5), "max_failed_share", where),
         batch_size=_positive_int(raw.get("batch_size", 64), "batch_size", where),
+        blob_store=_blob_store(raw.get("blob_store"), where),
+    )
+
+
+def _refuse_credentials(raw: Any, where: str, prefix: str) -> None:
+    """Credentials never belong in the config file (it is shared, versioned, printed): refuse
+    them with a pointer to boto3's standard credential chain, at any depth."""
+    if isinstance(raw, list):
+        for i, item in enumerate(raw):
+            _refuse_credentials(item, where, f"{prefix}[{i}]")
+        return
+    if not isinstance(raw, dict):
+        return
+    for key, value in raw.items():
+        if str(key).lower() in CREDENTIAL_KEYS:
+            raise ConfigError(
+                f"{where}: {prefix}{key}: credentials are never read from the config file; use boto3's "
+                "standard chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE in the environment, "
+                "~/.aws/credentials, SSO, or an instance/container role) and remove this key"
+            )
+        _refuse_credentials(value, where, f"{prefix}{key}.")
+
+
+def _blob_store(raw: Any, where: str) -> BlobStoreConfig | None:
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        raw = {"url": raw}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: blob_store must be s3://BUCKET/PREFIX or a mapping with url, endpoint_url, region")
+    _known(raw, BLOB_STORE_KEYS, where, "blob_store.")
+    url = raw.get("url")
+    from rag_pipeline.s3 import split_s3_url
+
+    try:
+        split_s3_url(url if isinstance(url, str) else "")
+    except ValueError as exc:
+        raise ConfigError(f"{where}: blob_store: {exc}; the local folder is the default, omit the key for it") from exc
+    return BlobStoreConfig(
+        url=url,
+        endpoint_url=_optional_str(raw, "endpoint_url", where, "blob_store.endpoint_url"),
+        region=_optional_str(raw, "region", where, "blob_store.region"),
     )
 
 
@@ -188,13 +251,37 @@ def _source(raw: Any, root: Path, where: str, index: int) -> SourceConfig:
         if not isinstance(raw.get("path"), str) or not raw["path"]:
             raise ConfigError(f"{where}: filesystem source {name!r} needs a 'path'")
         return SourceConfig(path=_resolve(root, raw["path"]), **common)
-    if not isinstance(raw.get("bucket"), str) or not raw["bucket"]:
-        raise ConfigError(f"{where}: s3 source {name!r} needs a 'bucket'")
+    return _s3_source(raw, where, index, common)
+
+
+def _s3_source(raw: dict[str, Any], where: str, index: int, common: dict[str, Any]) -> SourceConfig:
+    from rag_pipeline.s3 import RETRY_MODES
+    from rag_pipeline.sources.s3 import OBJECT_ACL_KINDS
+
+    name, key = common["name"], f"sources[{index}]"
+    if not isinstance(raw.get("bucket"), str) or not raw["bucket"] or "/" in raw["bucket"]:
+        raise ConfigError(f"{where}: s3 source {name!r} needs a 'bucket' (a bucket name, no s3:// or '/')")
+    prefix = raw.get("prefix", "")
+    if not isinstance(prefix, str):
+        raise ConfigError(f"{where}: {key}.prefix must be a string such as contracts/")
+    default_groups = raw.get("default_groups") or []
+    if not isinstance(default_groups, list) or not all(isinstance(g, str) and g.strip() for g in default_groups):
+        raise ConfigError(f"{where}: {key}.default_groups must be a list of group names, e.g. [all-staff]")
+    object_acl = raw.get("object_acl", list(OBJECT_ACL_KINDS))
+    if not isinstance(object_acl, list) or not set(object_acl) <= set(OBJECT_ACL_KINDS):
+        raise ConfigError(f"{where}: {key}.object_acl must be a list of {list(OBJECT_ACL_KINDS)} (or [])")
+    retry_mode = raw.get("retry_mode", "standard")
+    if retry_mode not in RETRY_MODES:
+        raise ConfigError(f"{where}: {key}.retry_mode must be one of {RETRY_MODES}, got {retry_mode!r}")
     return SourceConfig(
         bucket=raw["bucket"],
-        prefix=str(raw.get("prefix", "")),
-        endpoint_url=_optional_str(raw, "endpoint_url", where, f"sources[{index}].endpoint_url"),
-        region=_optional_str(raw, "region", where, f"sources[{index}].region"),
+        prefix=prefix,
+        endpoint_url=_optional_str(raw, "endpoint_url", where, f"{key}.endpoint_url"),
+        region=_optional_str(raw, "region", where, f"{key}.region"),
+        default_groups=tuple(sorted({g.strip() for g in default_groups})),
+        object_acl=tuple(object_acl),
+        max_attempts=_positive_int(raw.get("max_attempts", 5), f"{key}.max_attempts", where),
+        retry_mode=retry_mode,
         **common,
     )
 

@@ -12,6 +12,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
 
+pytest_plugins = ["s3_server"]  # a real S3 API (moto server mode) on loopback, for S3 tests
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 LATEST_MIGRATION = max(p.stem for p in (PROJECT_ROOT / "sql" / "migrations").glob("*.sql"))
 CORPUS = Path(os.environ.get("RAG_CORPUS_DIR", PROJECT_ROOT.parent / "shared" / "corpus"))

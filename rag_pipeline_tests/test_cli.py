@@ -203,10 +203,11 @@ def test_unreachable_database_is_a_clear_error(capsys, tmp_path: Path, monkeypat
     assert "cannot connect to PostgreSQL" in capsys.readouterr().err
 
 
-def test_sync_of_a_source_kind_this_version_cannot_sync_exits_2(capsys, tmp_path: Path) -> None:
+def test_sync_with_credentials_in_the_config_file_exits_2(capsys, tmp_path: Path) -> None:
     from rag_pipeline import cli
 
     path = tmp_path / "rag_pipeline.yaml"
-    path.write_text("sources: [{name: bucket, kind: s3, bucket: docs}]\n")
+    path.write_text("sources: [{name: bucket, kind: s3, bucket: docs, aws_secret_access_key: hunter2}]\n")
     assert cli.main(["sync", "--config", str(path)]) == 2
-    assert "syncs only 'filesystem' sources" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "credentials are never read from the config file" in err and "hunter2" not in err

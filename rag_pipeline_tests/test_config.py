@@ -39,6 +39,18 @@ def _load(tmp_path: Path, text: str):
     (BASE + "embedding: {batch_size: true}\n", "embedding.batch_size must be a whole number"),
     (BASE + "embedding: [model]\n", "'embedding' must be a mapping"),
     (BASE + "state_dir: [a, b]\n", "state_dir must be a string"),
+    ("sources:\n  - {name: b, kind: s3}\n", "needs a 'bucket'"),
+    ("sources:\n  - {name: b, kind: s3, bucket: 's3://x/y'}\n", "a bucket name, no s3://"),
+    ("sources:\n  - {name: b, kind: s3, bucket: x, prefix: 3}\n", r"sources\[0\].prefix must be a string"),
+    ("sources:\n  - {name: b, kind: s3, bucket: x, default_groups: hr}\n", "default_groups must be a list"),
+    ("sources:\n  - {name: b, kind: s3, bucket: x, object_acl: [tags]}\n", "object_acl must be a list of"),
+    ("sources:\n  - {name: b, kind: s3, bucket: x, retry_mode: forever}\n", "retry_mode must be one of"),
+    ("sources:\n  - {name: b, kind: s3, bucket: x, max_attempts: 0}\n", "max_attempts must be positive"),
+    ("sources:\n  - {name: b, kind: s3, bucket: x, endpoint: http://h}\n", r"unknown key sources\[0\].endpoint"),
+    (BASE + "blob_store: /var/blobs\n", "blob_store: '/var/blobs' is not an s3:// URL"),
+    (BASE + "blob_store: 's3:///prefix'\n", "names no bucket"),
+    (BASE + "blob_store: {url: 's3://b/p', endpoint: x}\n", "unknown key blob_store.endpoint"),
+    (BASE + "blob_store: [s3://b]\n", "blob_store must be"),
 ])
 def test_bad_configuration_is_refused_with_the_key_named(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message) as caught:
@@ -53,6 +65,35 @@ def test_a_valid_configuration_keeps_its_meaning(tmp_path: Path) -> None:
     assert config.limits.max_seconds == 4.0 and config.limits.ocr is False
     assert config.evaluation.k == 3 and config.evaluation.refusal_score == 0.2
     assert config.sources[0].path == (tmp_path / "docs").resolve()
+
+
+@pytest.mark.parametrize("text", [
+    "sources:\n  - {name: b, kind: s3, bucket: x, aws_secret_access_key: abc}\n",
+    "sources:\n  - {name: b, kind: s3, bucket: x, AWS_ACCESS_KEY_ID: AKIA}\n",
+    "sources:\n  - {name: b, kind: s3, bucket: x, credentials: {secret_key: abc}}\n",
+    BASE + "blob_store: {url: 's3://b/p', aws_session_token: t}\n",
+    BASE + "aws_access_key_id: AKIA\n",
+])
+def test_credentials_in_the_config_file_are_refused_pointing_at_the_credential_chain(tmp_path: Path, text: str) -> None:
+    with pytest.raises(ConfigError, match="credentials are never read from the config file") as caught:
+        _load(tmp_path, text)
+    assert "AWS_PROFILE" in str(caught.value) and "abc" not in str(caught.value)
+
+
+def test_s3_source_and_blob_store_keep_their_meaning(tmp_path: Path) -> None:
+    config = _load(tmp_path, BASE + (
+        "  - {name: contracts, kind: s3, bucket: acme-docs, prefix: contracts/, endpoint_url: 'http://127.0.0.1:9000',"
+        " region: eu-west-1, default_groups: [legal, ' legal '], object_acl: [tag], max_attempts: 8, retry_mode: adaptive}\n"
+        "blob_store: {url: 's3://acme-blobs/raw', endpoint_url: 'http://127.0.0.1:9000'}\n"))
+    s3 = config.source("contracts")
+    assert (s3.bucket, s3.prefix, s3.endpoint_url, s3.region) == ("acme-docs", "contracts/", "http://127.0.0.1:9000", "eu-west-1")
+    assert s3.default_groups == ("legal",) and s3.object_acl == ("tag",)
+    assert (s3.max_attempts, s3.retry_mode) == (8, "adaptive")
+    assert config.blob_store is not None and config.blob_store.url == "s3://acme-blobs/raw"
+    plain = _load(tmp_path, BASE + "  - {name: c, kind: s3, bucket: b}\nblob_store: s3://b/blobs\n")
+    assert plain.source("c").object_acl == ("tag", "metadata") and plain.source("c").max_attempts == 5
+    assert plain.blob_store is not None and plain.blob_store.endpoint_url is None
+    assert _load(tmp_path, BASE).blob_store is None  # the local folder stays the default
 
 
 def test_hostile_and_huge_configuration_files_are_refused_cleanly(tmp_path: Path) -> None:

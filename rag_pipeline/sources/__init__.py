@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
-from rag_pipeline.config import ConfigError, SourceConfig
-from rag_pipeline.sources.base import ListingError, SkippedObject, Source, SourceObject
+from rag_pipeline.config import SourceConfig
+from rag_pipeline.sources.base import ListingError, ObjectReadError, SkippedObject, Source, SourceObject
 
 
-def open_source(config: SourceConfig) -> Source:
-    if config.kind == "filesystem":
-        from rag_pipeline.sources.filesystem import FilesystemSource
+def open_source(config: SourceConfig, max_bytes: int | None = None) -> Source:
+    """The connector for a configured source; `max_bytes` lets a source refuse oversized
+    objects from its listing, before any byte is downloaded."""
+    if config.kind == "s3":
+        from rag_pipeline.s3 import make_client
+        from rag_pipeline.sources.s3 import S3Source
 
-        assert config.path is not None
-        return FilesystemSource(config.name, config.path, config.deny)
-    raise ConfigError(
-        f"source {config.name!r}: kind {config.kind!r} is part of the configuration contract but this "
-        "version syncs only 'filesystem' sources"
-    )
+        assert config.bucket is not None
+        client, counter = make_client(endpoint_url=config.endpoint_url, region=config.region,
+                                      max_attempts=config.max_attempts, retry_mode=config.retry_mode)
+        return S3Source(config.name, client, config.bucket, config.prefix, counter=counter, deny=config.deny,
+                        default_groups=config.default_groups, object_acl=config.object_acl, max_bytes=max_bytes)
+    from rag_pipeline.sources.filesystem import FilesystemSource
+
+    assert config.path is not None
+    return FilesystemSource(config.name, config.path, config.deny)
 
 
-__all__ = ["ListingError", "SkippedObject", "Source", "SourceObject", "open_source"]
+__all__ = ["ListingError", "ObjectReadError", "SkippedObject", "Source", "SourceObject", "open_source"]

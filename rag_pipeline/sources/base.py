@@ -16,6 +16,11 @@ class ListingError(PipelineError):
     """The source could not be listed completely; nothing may be tombstoned from it."""
 
 
+class ObjectReadError(PipelineError):
+    """A listed object could not be read now (deleted or replaced since the listing): it is
+    quarantined for this run, never tombstoned; the next listing shows its real state."""
+
+
 @dataclass(frozen=True)
 class SourceObject:
     uri: str  # stable across syncs: the path relative to the source root, '/'-separated

@@ -15,12 +15,25 @@ from rag_pipeline.store import (
     runs,
     search,
     search_log,
+    source_fingerprints,
     status,
     versions,
     work_items,
 )
 
 __all__ = [
-    "embeddings", "fingerprints", "history", "migrations", "models", "quarantine", "roles", "runs",
-    "search", "search_log", "status", "versions", "work_items",
+    "embeddings",
+    "fingerprints",
+    "history",
+    "migrations",
+    "models",
+    "quarantine",
+    "roles",
+    "runs",
+    "search",
+    "search_log",
+    "source_fingerprints",
+    "status",
+    "versions",
+    "work_items",
 ]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import psycopg
 
 from rag_pipeline import database, store
-from rag_pipeline.blobs import BlobStore
+from rag_pipeline.blobs import Blobs, open_blob_store
 from rag_pipeline.config import Config
 
 Progress = Callable[[str, int, int], None]  # (step, done, total)
@@ -27,9 +27,14 @@ class SyncContext:
     run_id: str
     progress: Progress = field(default=no_progress)
 
+    _blobs: Blobs | None = field(default=None, init=False, repr=False)
+
     @property
-    def blobs(self) -> BlobStore:
-        return BlobStore(self.config.blob_dir)
+    def blobs(self) -> Blobs:
+        """The configured blob store, made once per context (an S3 client is not free)."""
+        if self._blobs is None:
+            self._blobs = open_blob_store(self.config)
+        return self._blobs
 
     @contextmanager
     def connect(self) -> Iterator[psycopg.Connection]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from rag_pipeline import store
@@ -15,7 +15,7 @@ from rag_pipeline.embedding import ModelError
 from rag_pipeline.errors import PipelineError
 from rag_pipeline.parsing import KIND_BY_SUFFIX, parser_version_for
 from rag_pipeline.parsing.detect import file_suffix
-from rag_pipeline.sources import SkippedObject, SourceObject, open_source
+from rag_pipeline.sources import ObjectReadError, SkippedObject, SourceObject, open_source
 from rag_pipeline.sync.context import SyncContext
 
 
@@ -71,25 +71,33 @@ def _refuse_mixed_models(conn, model_id: int) -> None:  # noqa: ANN001
 
 
 def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mass_tombstone: bool) -> Counter:  # noqa: ANN001
-    source = open_source(source_config)
+    source = open_source(source_config, ctx.config.limits.max_bytes)
     live = store.versions.live_versions(conn, source_config.name)
+    known = store.source_fingerprints.load_fingerprints(conn, source_config.name)
     counts: Counter = Counter()
     items: list[dict] = []
+    learned: list[tuple[str, str, str]] = []  # (uri, listing fingerprint, content sha256)
     seen: set[str] = set()
     listed = 0
     for obj in source.list_objects():  # raises ListingError: then nothing below runs, nothing is tombstoned
         listed += 1
-        if isinstance(obj, SkippedObject):
+        seen.add(obj.uri)  # listed, even if it cannot be offered now: never "gone"
+        try:
+            if isinstance(obj, SkippedObject):
+                raise ObjectReadError(obj.reason)
+            action, item = _plan_object(ctx, source, source_config.name, obj, live.get(obj.uri), known.get(obj.uri),
+                                        model_id, learned)
+        except ObjectReadError as exc:
             counts["skipped"] += 1
-            store.quarantine.record_quarantine(conn, ctx.run_id, source_config.name, obj.uri, None, "list", obj.reason)
+            stage = "list" if isinstance(obj, SkippedObject) else "read"
+            store.quarantine.record_quarantine(conn, ctx.run_id, source_config.name, obj.uri, None, stage, str(exc))
             continue
-        seen.add(obj.uri)
-        action = _action(obj, live.get(obj.uri), model_id)
         counts[action] += 1
-        if action != "unchanged":
-            items.append(_item(ctx, source, source_config.name, obj, action))
+        if item is not None:
+            items.append(item)
         if listed % 100 == 0:
             ctx.progress(f"plan {source_config.name}", listed, 0)
+    counts.update(getattr(source, "request_stats", {}))  # e.g. S3 calls and retries, for the run's report
     gone = sorted(set(live) - seen)
     _guard_tombstones(source_config, len(gone), len(live), allow_mass_tombstone)
     counts["gone"] = len(gone)
@@ -100,7 +108,39 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
     )
     with conn.transaction():
         store.work_items.insert_items(conn, ctx.run_id, items)
+        store.source_fingerprints.record_fingerprints(conn, source_config.name, learned)
     return counts
+
+
+def _plan_object(ctx: SyncContext, source, source_name: str, obj: SourceObject,  # noqa: ANN001
+                 live: store.versions.LiveVersion | None, known: tuple[str, str] | None, model_id: int,
+                 learned: list[tuple[str, str, str]]) -> tuple[str, dict | None]:
+    """The object's action and work item. A listing fingerprint (S3 ETag+size) is turned into
+    the content SHA-256 through what earlier runs learned, or by downloading once: so a changed
+    object is always compared by content, and identical bytes under a new ETag are unchanged."""
+    blob = None
+    checksum = obj.checksum
+    if not checksum.startswith("sha256:"):
+        if known is not None and known[0] == checksum:
+            checksum = "sha256:" + known[1]
+        else:
+            blob = ctx.blobs.put(_read(source, obj.uri))
+            learned.append((obj.uri, obj.checksum, blob))
+            checksum = "sha256:" + blob
+    obj = replace(obj, checksum=checksum)
+    action = _action(obj, live, model_id)
+    if action == "unchanged":
+        return action, None
+    return action, _item(ctx, source, source_name, obj, action, blob)
+
+
+def _read(source, uri: str) -> bytes:  # noqa: ANN001
+    """A listed object's bytes; one that vanished since the listing is an ObjectReadError
+    (quarantined for this run, gone on the next), never a crash."""
+    try:
+        return source.read(uri)
+    except OSError as exc:
+        raise ObjectReadError(f"cannot read {uri!r} after listing it: {exc}") from exc
 
 
 def parser_version_for_name(uri: str) -> str:
@@ -126,10 +166,10 @@ def _action(obj: SourceObject, live: store.versions.LiveVersion | None, model_id
     return "unchanged"
 
 
-def _item(ctx: SyncContext, source, source_name: str, obj: SourceObject, action: str) -> dict:  # noqa: ANN001
-    blob = None
-    if action != "acl_changed":
-        blob = ctx.blobs.put(source.read(obj.uri))
+def _item(ctx: SyncContext, source, source_name: str, obj: SourceObject, action: str,  # noqa: ANN001
+          blob: str | None = None) -> dict:
+    if action != "acl_changed" and blob is None:
+        blob = ctx.blobs.put(_read(source, obj.uri))
     checksum = obj.checksum
     if checksum.startswith("sha256:") and blob is not None:
         checksum = "sha256:" + blob  # the bytes we index, even if the file changed since listing
