@@ -249,7 +249,7 @@ def test_missing_bucket_is_a_listing_error(moto_server: MotoServer) -> None:
         list(S3Source("s", client, "no-such-bucket-here", "docs/", counter=counter).list_objects())
 
 
-@pytest.mark.slow  # about 10,000 uploads to moto: minutes on a busy machine
+# about 10,000 uploads to moto: minutes on a busy machine
 def test_bucket_of_ten_thousand_objects_is_listed_completely_across_pages(bucket: Bucket) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
