@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from rag_pipeline.embedding.digest_cache import weights_digest
-from rag_pipeline.embedding.identity import ModelError, ModelIdentity, resolve_model, shape_from_files
+from rag_pipeline.embedding.identity import ModelError, ModelIdentity, output_normalized, resolve_model, shape_from_files
 
 
 @functools.lru_cache(maxsize=2)
@@ -61,7 +61,9 @@ class Embedder:
             model = self.model
             get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
             dimension, max_tokens = int(get_dim()), int(model.max_seq_length)
-            normalized = any(type(m).__name__ == "Normalize" for m in model)
+            normalized = False
+            for module in model:
+                normalized = output_normalized(normalized, type(module).__name__)
         else:
             dimension, normalized, max_tokens = shape.dimension, shape.normalized, shape.max_tokens
         return ModelIdentity(

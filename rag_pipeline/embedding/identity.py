@@ -116,7 +116,7 @@ def shape_from_files(model_dir: Path) -> ModelShape | None:
         elif kind == "Dense":
             dense = _json(folder / "config.json")
             dimension = dense.get("out_features") if isinstance(dense, dict) else None
-        normalized = kind == "Normalize" or (normalized and kind != "Dense")
+        normalized = output_normalized(normalized, kind)
         if kind in ("Pooling", "Dense") and not isinstance(dimension, int):
             return None
     if not isinstance(dimension, int) or dimension <= 0 or max_tokens is None:
@@ -124,30 +124,43 @@ def shape_from_files(model_dir: Path) -> ModelShape | None:
     return ModelShape(dimension=dimension, normalized=normalized, max_tokens=max_tokens)
 
 
+def output_normalized(normalized_so_far: bool, module_kind: str) -> bool:
+    """Whether the output is unit length after a module: a Normalize makes it so, a Dense head
+    after it undoes it (any Normalize anywhere is not enough)."""
+    return module_kind == "Normalize" or (normalized_so_far and module_kind != "Dense")
+
+
 def _max_tokens(folder: Path) -> int | None:
-    """sentence-transformers' max_seq_length: its config value; absent, the smaller of the
-    transformer's position limit and the tokenizer's model_max_length (None if unknowable)."""
+    """sentence-transformers' max_seq_length: its configured value, else the tokenizer's
+    model_max_length capped at the transformer's max_position_embeddings (-1: no cap); None if
+    the files give neither."""
     for name in ("sentence_bert_config.json", "sentence_xlnet_config.json"):
         config = _json(folder / name)
         if isinstance(config, dict) and isinstance(config.get("max_seq_length"), int):
             return int(config["max_seq_length"])
     model_config = _json(folder / "config.json")
     tokenizer_config = _json(folder / "tokenizer_config.json")
-    limits = [
-        value for value in (
-            model_config.get("max_position_embeddings") if isinstance(model_config, dict) else None,
-            tokenizer_config.get("model_max_length") if isinstance(tokenizer_config, dict) else None,
-        ) if isinstance(value, int) and value > 0
-    ]
-    return min(limits) if len(limits) == 2 else None
+    positions = model_config.get("max_position_embeddings") if isinstance(model_config, dict) else None
+    tokenizer = tokenizer_config.get("model_max_length") if isinstance(tokenizer_config, dict) else None
+    limits = [v for v in (positions, tokenizer) if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+    return min(limits) if limits else None
 
 
 def _pooled_dimension(folder: Path) -> int | None:
-    """Pooling concatenates one vector per enabled mode, each of the word embedding dimension."""
+    """Pooling concatenates one vector per mode, each of the token embedding dimension. Both
+    config formats: `embedding_dimension` + `pooling_mode` (a name or a list of names), and the
+    legacy `word_embedding_dimension` + one `pooling_mode_*` flag per mode."""
     config = _json(folder / "config.json")
-    if not isinstance(config, dict) or not isinstance(config.get("word_embedding_dimension"), int):
+    if not isinstance(config, dict):
         return None
-    modes = sum(bool(config.get(f"pooling_mode_{mode}")) for mode in POOLING_MODES)
-    if isinstance(config.get("pooling_mode"), str):
-        modes = max(modes, 1)
-    return int(config["word_embedding_dimension"]) * modes if modes else None
+    width = config.get("embedding_dimension", config.get("word_embedding_dimension"))
+    mode = config.get("pooling_mode")
+    if isinstance(mode, str):
+        modes = 1
+    elif isinstance(mode, list) and all(isinstance(m, str) for m in mode):
+        modes = len(mode)
+    else:
+        modes = sum(bool(config.get(f"pooling_mode_{m}")) for m in POOLING_MODES)
+    if not isinstance(width, int) or isinstance(width, bool) or width <= 0 or modes == 0:
+        return None
+    return width * modes
