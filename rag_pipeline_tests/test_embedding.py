@@ -158,3 +158,82 @@ def test_encoding_loads_the_model_on_first_use() -> None:
     vectors = fresh.encode(["a first text", "a second"])
     assert fresh.loaded and vectors.shape == (2, 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+# ---------------------------------------------------------------- batching and backends
+
+def test_length_sorted_batches_return_vectors_in_input_order(embedder) -> None:
+    from rag_pipeline.embedding.backends import PROBE_TEXTS
+
+    texts = [*PROBE_TEXTS[::-1], PROBE_TEXTS[3], "", "x" * 5000]  # duplicates, empty, over the limit
+    sorted_batches = embedder.encode(texts)
+    one_by_one = np.stack([embedder.model.encode([t], normalize_embeddings=True, convert_to_numpy=True)[0] for t in texts])
+    cosines = np.sum(sorted_batches * one_by_one, axis=1)
+    assert sorted_batches.shape == (len(texts), 384)
+    assert cosines.min() >= 0.9999
+    # each row is its own text's vector, not a neighbour's that happens to be close
+    assert (np.argmax(sorted_batches @ one_by_one.T, axis=1)[: len(PROBE_TEXTS)] == np.arange(len(PROBE_TEXTS))).all()
+
+
+def test_a_backend_within_tolerance_is_the_same_model_one_beyond_it_is_another(embedder) -> None:
+    import copy
+
+    import torch
+
+    from rag_pipeline.embedding.backends import PROBE_TEXTS, agreement, numerics_for
+
+    texts = list(PROBE_TEXTS)
+    reference = embedder.encode(texts)
+    # the same fp32 model, other batch composition: agrees, so it keeps the reference identity
+    regrouped = embedder.model.encode(texts[::-1], batch_size=5, normalize_embeddings=True, convert_to_numpy=True)[::-1]
+    same = agreement(reference, regrouped)
+    assert same.within_tolerance
+    assert numerics_for("other-fp32-backend", same) == "fp32"
+    # bfloat16 weights and activations: vectors move beyond tolerance -> a different model
+    bf16 = copy.deepcopy(embedder.model).to(torch.bfloat16)
+    lowered = np.asarray(bf16.encode(texts, normalize_embeddings=True, convert_to_tensor=True).float().cpu().numpy())
+    differs = agreement(reference, lowered)
+    assert not differs.within_tolerance
+    assert numerics_for("torch-bf16", differs) == "torch-bf16"
+    assert numerics_for("torch-fp32", None) == "fp32"
+
+
+def test_agreement_catches_swapped_rows_and_refuses_mismatched_shapes(embedder) -> None:
+    from rag_pipeline.embedding.backends import PROBE_TEXTS, agreement
+
+    reference = embedder.encode(list(PROBE_TEXTS))
+    swapped = reference.copy()
+    swapped[[0, 5]] = swapped[[5, 0]]
+    assert not agreement(reference, swapped).within_tolerance
+    with pytest.raises(ValueError, match="shape"):
+        agreement(reference, reference[:-1])
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    ("processor: 0\nflags\t\t: fpu avx2 avx512f avx512_bf16 amx_tile\n", True),
+    ("processor: 0\nflags\t\t: fpu sse4_2 avx2 fma\n", False),
+    ("flags: amx_bf16\n", True),
+    ("\x00\xff garbage without flags", False),
+    (None, False),
+])
+def test_native_bfloat16_is_read_from_the_cpu_flags(tmp_path: Path, content: str | None, expected: bool) -> None:
+    from rag_pipeline.embedding.backends import candidate_backends, native_bf16
+
+    cpuinfo = tmp_path / "cpuinfo"
+    if content is not None:
+        cpuinfo.write_text(content)
+    assert native_bf16(cpuinfo) is expected
+    assert ("torch-bf16" in candidate_backends(native_bf16(cpuinfo))) is expected
+
+
+def test_numerics_are_part_of_the_recorded_identity(embedder, db_url: str) -> None:
+    from rag_pipeline import database, store
+
+    identity = embedder.identity.as_dict()
+    assert identity["numerics"] == "fp32"
+    with database.connect(db_url) as conn:
+        reference = store.models.register_model(conn, identity)
+        legacy = store.models.register_model(conn, {k: v for k, v in identity.items() if k != "numerics"})
+        lowered = store.models.register_model(conn, {**identity, "numerics": "torch-bf16"})
+        assert legacy == reference != lowered
+        assert store.models.model_by_id(conn, lowered)["numerics"] == "torch-bf16"

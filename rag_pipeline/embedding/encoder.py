@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from rag_pipeline.embedding.backends import REFERENCE, numerics_for
 from rag_pipeline.embedding.digest_cache import weights_digest
 from rag_pipeline.embedding.identity import ModelError, ModelIdentity, output_normalized, resolve_model, shape_from_files
 
@@ -32,6 +33,9 @@ class Embedder:
         self.name, self.path, self.revision = resolve_model(model)
         self.device = device
         self.batch_size = batch_size
+        # torch fp32 is the only backend this installation can run at full speed on AVX2 (see
+        # backends.py); another backend would record its numerics through numerics_for().
+        self.backend = REFERENCE
 
     @property
     def loaded(self) -> bool:
@@ -73,6 +77,7 @@ class Embedder:
             dimension=dimension,
             normalized=normalized,
             max_tokens=max_tokens,
+            numerics=numerics_for(self.backend, None),
         )
 
     @property
@@ -87,10 +92,22 @@ class Embedder:
         return [len(ids) for ids in encoded["input_ids"]]
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors in input order. Texts are batched by token count (longest first), so a
+        batch of short chunks is not padded to the length of a long one; sentence-transformers
+        itself only sorts by characters, which differ from tokens for tables, code and numbers."""
         if not texts:
             return np.zeros((0, self.identity.dimension), dtype=np.float32)
-        vectors = self.model.encode(
-            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return np.asarray(vectors, dtype=np.float32)
+        order = length_order(self.count_tokens(texts))
+        vectors = np.empty((len(texts), self.identity.dimension), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start:start + self.batch_size]
+            vectors[batch] = self.model.encode(
+                [texts[i] for i in batch], batch_size=len(batch), normalize_embeddings=True,
+                convert_to_numpy=True, show_progress_bar=False,
+            )
+        return vectors
+
+
+def length_order(token_counts: list[int]) -> np.ndarray:
+    """Indices of the texts, longest first (stable: equal lengths keep their input order)."""
+    return np.argsort(-np.asarray(token_counts, dtype=np.int64), kind="stable")
