@@ -91,11 +91,10 @@ def probe(command: str, config: str) -> dict[str, Any]:
     with phases.timed("import rag_pipeline.cli"):
         from rag_pipeline.cli.main import main as run_cli
     _wrap_model_load(phases)
-    from rag_pipeline import embedding
     from rag_pipeline.embedding import encoder
 
     phases.wrap(encoder, "weights_digest", "model identity: weight digest (cached)")
-    phases.wrap(embedding.identity, "shape_from_files", "model identity: config files")
+    phases.wrap(encoder, "shape_from_files", "model identity: config files")
     from rag_pipeline.sync import context
 
     phases.wrap(context, "prepare_database", "embedded database start + migrate check")
