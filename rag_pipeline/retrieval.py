@@ -80,7 +80,7 @@ def check_model(conn: psycopg.Connection, embedder: Embedder, view: store.search
     if model_id is None:
         return None
     indexed = store.models.model_by_id(conn, model_id) or {}
-    if indexed.get("weights_sha256") != embedder.identity.weights_sha256:
+    if (indexed.get("weights_sha256"), indexed.get("numerics", "fp32")) != (embedder.identity.weights_sha256, embedder.identity.numerics):
         raise ModelError(
             f"the index was embedded with {indexed.get('name')} ({indexed.get('revision')}); "
             f"queries must use that model but {embedder.identity.name} is configured"

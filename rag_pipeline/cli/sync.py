@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from rag_pipeline.cli.common import load_config
 from rag_pipeline.cli.output import console, emit_json, shown
 from rag_pipeline.errors import EXIT_FAILURE, EXIT_GATE, EXIT_OK, UsageError
-from rag_pipeline.sync.outcome import SyncOutcome
+
+if TYPE_CHECKING:  # importing it loads psycopg and numpy: every command would pay for it
+    from rag_pipeline.sync.outcome import SyncOutcome
 
 EXIT_BY_STATUS = {"published": EXIT_OK, "nothing_to_do": EXIT_OK, "gate_failed": EXIT_GATE}
 

@@ -49,17 +49,16 @@ def parse_document(data: bytes, name: str, limits: ParseLimits = ParseLimits()) 
 
 
 def parser_version_for(kind: str) -> str:
-    """The parser version string recorded with documents of `kind`; a change means re-parse."""
+    """The parser version string recorded with documents of `kind`; a change means re-parse.
+    Imports no parsing library: planning calls it for every listed file."""
+    from rag_pipeline.parsing.versions import OFFICE_PARSER_VERSION, PDF_PARSER_VERSION
+
     if kind == "pdf":
-        from rag_pipeline.parsing.pdf import PARSER_VERSION as pdf_version
-
-        return pdf_version
-    from rag_pipeline.parsing.office import KINDS
-    from rag_pipeline.parsing.office import PARSER_VERSION as office_version
-
-    if kind not in KINDS:
-        raise ValueError(f"unknown parser kind {kind!r}; expected one of: pdf, {', '.join(KINDS)}")
-    return office_version
+        return PDF_PARSER_VERSION
+    office_kinds = sorted(set(KIND_BY_SUFFIX.values()) - {"pdf"})
+    if kind not in office_kinds:
+        raise ValueError(f"unknown parser kind {kind!r}; expected one of: pdf, {', '.join(office_kinds)}")
+    return OFFICE_PARSER_VERSION
 
 
 def check_size(data: bytes, limits: ParseLimits) -> None:

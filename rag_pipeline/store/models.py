@@ -10,12 +10,15 @@ from rag_pipeline.store._sql import row
 
 
 def register_model(conn: psycopg.Connection, identity: dict[str, Any]) -> int:
-    """Record a model identity once; return its id. Commits."""
+    """Record a model identity once; return its id. Commits. An identity without `numerics`
+    (written before it existed) is the fp32 reference."""
+    identity = {"numerics": "fp32", **identity}
     with conn.transaction():
         row = conn.execute(
-            "INSERT INTO embedding_models (name, revision, weights_sha256, dimension, normalized, max_tokens)"
-            " VALUES (%(name)s, %(revision)s, %(weights_sha256)s, %(dimension)s, %(normalized)s, %(max_tokens)s)"
-            " ON CONFLICT (name, revision, weights_sha256) DO UPDATE SET name = EXCLUDED.name"
+            "INSERT INTO embedding_models (name, revision, weights_sha256, dimension, normalized, max_tokens, numerics)"
+            " VALUES (%(name)s, %(revision)s, %(weights_sha256)s, %(dimension)s, %(normalized)s, %(max_tokens)s,"
+            " %(numerics)s)"
+            " ON CONFLICT (name, revision, weights_sha256, numerics) DO UPDATE SET name = EXCLUDED.name"
             " RETURNING id",
             identity,
         ).fetchone()

@@ -174,6 +174,13 @@ def stage_tombstone(conn: psycopg.Connection, run_id: str, source: str, uri: str
     return version_id is not None
 
 
+def staged_count(conn: psycopg.Connection, run_id: str) -> int:
+    """Versions (content, ACL-only, tombstones) the run has staged and not yet published."""
+    return int(conn.execute(
+        "SELECT count(*) FROM document_versions WHERE run_id = %s AND status = 'staged'", (run_id,)
+    ).fetchone()[0])
+
+
 def discard_staged(conn: psycopg.Connection, run_id: str, *, commit: bool = True) -> int:
     """Mark a run's staged versions as never-to-be-published (gate failed, run abandoned)."""
 

@@ -1,5 +1,11 @@
 """Step 7, the gate: evaluate the index as it will look once this run publishes, and record
-the verdict on the run so publish can check it."""
+the verdict on the run so publish can check it.
+
+A run that staged nothing leaves the index exactly as it is: what the gate would evaluate is
+the live index, which passed the gate of the run that published it. Such a run skips the
+evaluation (and so never loads the model) and records why. A changed evaluation set or
+thresholds are therefore judged at the next sync that changes the index, or at once with
+`rag-pipeline eval`."""
 
 from __future__ import annotations
 
@@ -8,6 +14,8 @@ from rag_pipeline.embedding import Embedder
 from rag_pipeline.evaluation import EvalReport, evaluate, load_eval_set
 from rag_pipeline.sync.context import SyncContext
 
+NOTHING_STAGED = "nothing staged: the index is unchanged, evaluation skipped"
+
 
 def run_gate(ctx: SyncContext, embedder: Embedder) -> EvalReport:
     evaluation = ctx.config.evaluation
@@ -15,6 +23,9 @@ def run_gate(ctx: SyncContext, embedder: Embedder) -> EvalReport:
         if evaluation.eval_set is None:
             report = EvalReport(metrics={}, cases=[], passed=True, failures=[], k=evaluation.k)
             reason = "no evaluation set configured (evaluation.eval_set): only structural checks ran"
+        elif store.versions.staged_count(conn, ctx.run_id) == 0:
+            report = EvalReport(metrics={}, cases=[], passed=True, failures=[], k=evaluation.k)
+            reason = NOTHING_STAGED
         else:
             cases = load_eval_set(evaluation.eval_set)
             report = evaluate(

@@ -1,11 +1,9 @@
-"""The parser version stored with every non-PDF document, so that a mapping change re-parses."""
+"""The parser version stored with every non-PDF document (defined in `parsing.versions`, which
+imports no parsing library)."""
 
 from __future__ import annotations
 
-import importlib.metadata
+from rag_pipeline.parsing.versions import OFFICE_PARSER_VERSION as PARSER_VERSION
+from rag_pipeline.parsing.versions import UNSTRUCTURED_VERSION
 
-UNSTRUCTURED_VERSION = importlib.metadata.version("unstructured")
-# Bump "+mapN" whenever the mapping (elements.py, slides.py, tables.py, html_*.py, ...) changes
-# what a document parses to: the version is stored with each parsed document so a mapping change
-# triggers a re-parse.
-PARSER_VERSION = f"unstructured-{UNSTRUCTURED_VERSION}+map1"
+__all__ = ["PARSER_VERSION", "UNSTRUCTURED_VERSION"]

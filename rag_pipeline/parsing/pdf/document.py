@@ -18,10 +18,7 @@ from rag_pipeline.parsing.pdf.reading_order import reading_order
 from rag_pipeline.parsing.pdf.tables import find_tables
 from rag_pipeline.parsing.pdf.text import TEXT_FLAGS
 from rag_pipeline.parsing.types import ParsedDocument, ParseError, ParseLimits
-
-# Bump "+layoutN" whenever a rule in this package changes what a document parses to: the version
-# is stored with each parsed document so a rule change triggers a re-parse.
-PARSER_VERSION = f"pymupdf-{pymupdf.__version__}+layout2"  # layout2: page_end on tables continued over pages
+from rag_pipeline.parsing.versions import PDF_PARSER_VERSION as PARSER_VERSION  # bump it there
 
 
 def parse_pdf(data: bytes, *, name: str, limits: ParseLimits = ParseLimits()) -> ParsedDocument:

@@ -1,0 +1,252 @@
+"""Where the time of a CLI invocation goes: a no-op `rag-pipeline sync` of the demo and one
+`rag-pipeline search`, each in a fresh process, broken down by phase.
+
+Each invocation runs in a new Python process (`--probe`), as a user's would. The probe times its
+own phases with bench-only wrappers around the functions that do the work (nothing in the
+package is changed): imports, the embedded database, Dagster's instance and definitions, each
+sync step, the model identity, the model load, encoding and the SQL search. "process start" is
+the parent's wall time minus the probe's own, i.e. the interpreter and `site` start-up.
+
+Baseline in the same run: `--baseline-ref REF` runs the same two commands from the files of REF
+(`git archive`; nothing is written into the repository) on a second demo copy with its own
+database (schemas may differ between trees), in alternation with the current tree, and prints
+both walls and their ratio. The bench prints figures only.
+
+    python bench/bench_startup.py                          # temp copy of the demo, synced first
+    python bench/bench_startup.py --config demo/rag_pipeline.yaml --repeat 3
+    python bench/bench_startup.py --baseline-ref main --json /tmp/startup.json   # before/after
+
+Targets (issue 12): no-op sync of the demo <= 3 s; one search <= 1.5 s beyond the model load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERY = "Who approves a business trip abroad?"
+HEAVY = ("torch", "sentence_transformers", "transformers", "pymupdf", "unstructured", "dagster")
+
+
+# ---------------------------------------------------------------- probe (child process)
+
+class Phases:
+    """Seconds per named phase; nested wrappers subtract nothing, so phases must not nest."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def timed(self, name: str):
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+
+    def wrap(self, owner: Any, attr: str, name: str) -> None:
+        original = getattr(owner, attr)
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self.timed(name):
+                return original(*args, **kwargs)
+
+        setattr(owner, attr, wrapper)
+
+
+def _wrap_model_load(phases: Phases) -> None:
+    """Time the first access of Embedder.model (the sentence-transformers import and load)."""
+    from functools import cached_property
+
+    from rag_pipeline.embedding.encoder import Embedder
+
+    load = Embedder.__dict__["model"].func
+
+    def timed_load(self: Embedder) -> Any:
+        with phases.timed("model load (import torch + sentence-transformers, read weights)"):
+            return load(self)
+
+    prop = cached_property(timed_load)
+    prop.__set_name__(Embedder, "model")
+    Embedder.model = prop
+
+
+def probe(command: str, config: str) -> dict[str, Any]:
+    """Run one CLI command in this (fresh) process; return its phases and what it imported."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    started = time.perf_counter()
+    phases = Phases()
+    with phases.timed("import rag_pipeline.cli"):
+        from rag_pipeline.cli.main import main as run_cli
+    _wrap_model_load(phases)
+    from rag_pipeline.embedding import encoder
+
+    phases.wrap(encoder, "weights_digest", "model identity: weight digest (cached)")
+    phases.wrap(encoder, "shape_from_files", "model identity: config files")
+    from rag_pipeline.sync import context
+
+    phases.wrap(context, "prepare_database", "embedded database start + migrate check")
+    if command == "sync":
+        with phases.timed("import dagster + job definitions module"):
+            from rag_pipeline.cli import runner
+        phases.wrap(runner, "load_definitions", "dagster: load definitions")
+        phases.wrap(runner, "_instance", "dagster: instance")
+        phases.wrap(runner, "prepare_database", "embedded database start + migrate check")
+        from rag_pipeline.sync import gate, plan, process, stage
+
+        for module, attr in ((plan, "plan_run"), (process, "parse_items"), (process, "clean_items"),
+                             (process, "chunk_items"), (process, "embed_items"), (stage, "stage_items"),
+                             (gate, "run_gate"), (stage, "publish_run")):
+            phases.wrap(module, attr, f"step {attr}")
+        with phases.timed("run_sync (total)"):
+            code = run_cli(["sync", "--config", config, "--json"])
+    else:
+        from rag_pipeline import store
+        from rag_pipeline.embedding.encoder import Embedder
+
+        phases.wrap(Embedder, "encode", "encode the query (incl. model load)")
+        phases.wrap(store.search, "search_chunks", "SQL search")
+        phases.wrap(store.search, "log_search", "search log write")
+        with phases.timed("search (total)"):
+            code = run_cli(["search", QUERY, "--groups", "all-staff", "-k", "3", "--config", config, "--json"])
+    return {"command": command, "code": code, "seconds": phases.seconds, "probe_total": time.perf_counter() - started,
+            "imported": [m for m in HEAVY if m in sys.modules]}
+
+
+# ---------------------------------------------------------------- parent
+
+def run_probe(tree: Path, command: str, config: Path) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "UNSTRUCTURED_DISABLE_NOTICE": "1",
+           "TOKENIZERS_PARALLELISM": "false"}
+    env.pop("DAGSTER_HOME", None)
+    script = Path(__file__).resolve()
+    started = time.perf_counter()
+    if tree == ROOT:
+        args = [sys.executable, str(script), "--probe", command, "--config", str(config)]
+    else:  # the baseline tree has no probe: time its plain CLI
+        cli = ["sync", "--config", str(config), "--json"] if command == "sync" else \
+            ["search", QUERY, "--groups", "all-staff", "-k", "3", "--config", str(config), "--json"]
+        args = [sys.executable, "-m", "rag_pipeline.cli.main", *cli]
+    done = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tree, timeout=600, check=False)
+    wall = time.perf_counter() - started
+    result: dict[str, Any] = {"wall": wall, "code": done.returncode}
+    if tree == ROOT:
+        lines = [line for line in done.stdout.splitlines() if line.startswith('{"command"')]
+        if not lines:
+            raise SystemExit(f"probe failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+        result.update(json.loads(lines[-1]))
+        result["seconds"]["process start (interpreter, site)"] = wall - result["probe_total"]
+    return result
+
+
+def prepare_demo(work: Path, tree: Path = ROOT) -> Path:
+    """A private copy of the demo corpus and config (its own embedded database), synced once
+    by `tree` (the initial sync is printed, not part of the figures)."""
+    work.mkdir(parents=True)
+    for name in ("docs", "eval.yaml", "rag_pipeline.yaml"):
+        source = ROOT / "demo" / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, work / name)
+    config = work / "rag_pipeline.yaml"
+    first = run_probe(tree, "sync", config)
+    print(f"initial sync of a demo copy by {'the current tree' if tree == ROOT else 'the baseline'}: "
+          f"{first['wall']:.1f} s (exit {first['code']})", flush=True)
+    return config
+
+
+@contextmanager
+def baseline_tree(ref: str | None):
+    """The files of REF in a temporary folder (`git archive`: reads the repository, writes
+    nothing into it)."""
+    if ref is None:
+        yield None
+        return
+    path = Path(tempfile.mkdtemp(prefix="rag-bench-baseline-"))
+    try:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", ref], check=True, capture_output=True)
+        subprocess.run(["tar", "-x", "-C", str(path)], input=archive.stdout, check=True)
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def report(runs: dict[str, list[dict[str, Any]]], baseline: dict[str, list[float]]) -> dict[str, Any]:
+    summary: dict[str, Any] = {}
+    for command, results in runs.items():
+        best = min(results, key=lambda r: r["wall"])
+        summary[command] = {"wall_best": best["wall"], "walls": [r["wall"] for r in results], "phases": best["seconds"],
+                            "imported": best["imported"], "exit": best["code"]}
+        print(f"\n== {command}: best of {len(results)} = {best['wall']:.2f} s wall (exit {best['code']}); "
+              f"heavy modules imported: {', '.join(best['imported']) or 'none'}")
+        print(f"{'phase':<66} {'seconds':>8} {'share':>6}")
+        for name, seconds in sorted(best["seconds"].items(), key=lambda kv: -kv[1]):
+            print(f"{name:<66} {seconds:8.2f} {seconds / best['wall']:6.1%}")
+        if command == "sync":
+            steps = sum(v for k, v in best["seconds"].items() if k.startswith("step "))
+            inside = ("dagster: load definitions", "dagster: instance", "embedded database start + migrate check")
+            overhead = best["seconds"].get("run_sync (total)", 0) - steps - sum(best["seconds"].get(k, 0) for k in inside)
+            print(f"{'(core steps together)':<66} {steps:8.2f}")
+            print(f"{'(Dagster job execution overhead: run_sync minus steps, db, defs, instance)':<66} {overhead:8.2f}")
+            summary[command]["core_steps"] = steps
+            summary[command]["dagster_overhead"] = overhead
+            print(f"target no-op sync <= 3 s: {'met' if best['wall'] <= 3 else 'not met'} ({best['wall']:.2f} s)")
+        else:
+            load = next((v for k, v in best["seconds"].items() if k.startswith("model load")), 0.0)
+            beyond = best["wall"] - load
+            summary[command]["beyond_model_load"] = beyond
+            print(f"search beyond the model load: {beyond:.2f} s; target <= 1.5 s: {'met' if beyond <= 1.5 else 'not met'}")
+        if baseline.get(command):
+            base = min(baseline[command])
+            summary[command]["baseline_wall_best"] = base
+            print(f"baseline (same config and database, other tree): best {base:.2f} s; "
+                  f"current / baseline = {best['wall'] / base:.2f}")
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--probe", choices=("sync", "search"), help=argparse.SUPPRESS)
+    parser.add_argument("--config", type=Path, help="an already synced config (default: a temp copy of the demo)")
+    parser.add_argument("--repeat", type=int, default=2, help="runs of each command (best is reported)")
+    parser.add_argument("--baseline-ref", help="git ref to compare with, run in alternation (e.g. main)")
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    args = parser.parse_args()
+    if args.probe:
+        print(json.dumps(probe(args.probe, str(args.config))))
+        return
+    if args.config and args.baseline_ref:
+        parser.error("--baseline-ref needs its own demo copy: leave out --config (schemas may differ between trees)")
+    work = Path(tempfile.mkdtemp(prefix="rag-bench-startup-"))
+    try:
+        with baseline_tree(args.baseline_ref) as base:
+            config = args.config.resolve() if args.config else prepare_demo(work / "current")
+            base_config = prepare_demo(work / "baseline", base) if base is not None else None
+            runs: dict[str, list[dict[str, Any]]] = {"sync": [], "search": []}
+            baseline: dict[str, list[float]] = {"sync": [], "search": []}
+            for _ in range(args.repeat):
+                for command in ("sync", "search"):
+                    runs[command].append(run_probe(ROOT, command, config))
+                    if base is not None:
+                        baseline[command].append(run_probe(base, command, base_config)["wall"])
+        load = os.getloadavg()
+        summary = report(runs, baseline)
+        print(f"\nload average at the end: {load[0]:.1f} (2 cores: above 2 every figure is inflated)")
+        if args.json:
+            args.json.write_text(json.dumps({**summary, "loadavg": load}, indent=2))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,18 @@
+"""Parser version strings, stored with every parsed document so a parser change re-parses.
+
+They live here, apart from the parsers, because planning a sync compares them with the live
+index for every listed file: importing PyMuPDF and unstructured only to read two strings cost
+seconds on every no-op sync. Library versions come from the installed distributions' metadata.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+
+# Bump "+layoutN" whenever a rule in parsing/pdf changes what a document parses to.
+PDF_PARSER_VERSION = f"pymupdf-{version('pymupdf')}+layout2"  # layout2: page_end on tables continued over pages
+
+UNSTRUCTURED_VERSION = version("unstructured")
+# Bump "+mapN" whenever the mapping (office/elements.py, slides.py, tables.py, html_*.py, ...)
+# changes what a document parses to.
+OFFICE_PARSER_VERSION = f"unstructured-{UNSTRUCTURED_VERSION}+map1"
