@@ -214,7 +214,9 @@ def resolve_url(database_url: str | None, pgdata: Path) -> str:
 def dagster_url(index_url: str) -> str:
     """Where Dagster keeps its runs, events and schedules: a database beside the index on the
     same server (`<index database>_dagster`), created on first use. A separate database, not a
-    schema, because Dagster's table names (`runs`, ...) would collide with the index's."""
+    schema, because Dagster's table names (`runs`, ...) would collide with the index's. The URL
+    names the psycopg2 driver: dagster-postgres is written for it, and SQLAlchemy 2.1 would
+    otherwise pick psycopg 3 (whose NOTIFY does not take Dagster's bound parameters)."""
     params = conninfo_to_dict(index_url)
     index_db = str(params.get("dbname") or params.get("user") or "postgres")
     name = index_db + DAGSTER_DB_SUFFIX
@@ -230,10 +232,10 @@ def dagster_url(index_url: str) -> str:
                     f"cannot create Dagster's database {name!r} beside the index: {exc}; create it, "
                     "or set DAGSTER_PG_URL to a database Dagster may use") from exc
     params["dbname"] = name
-    return _as_url(params)
+    return _as_url(params, scheme="postgresql+psycopg2")
 
 
-def _as_url(params: dict[str, object]) -> str:
+def _as_url(params: dict[str, object], scheme: str = "postgresql") -> str:
     """A postgresql:// URL (SQLAlchemy, which Dagster uses, does not take key=value strings)."""
     from urllib.parse import quote, urlencode
 
@@ -248,7 +250,7 @@ def _as_url(params: dict[str, object]) -> str:
         host = ""
     netloc = host + (f":{port}" if port and host else "")
     query = urlencode({k: str(v) for k, v in params.items()})
-    return f"postgresql://{auth}{netloc}/{dbname}" + (f"?{query}" if query else "")
+    return f"{scheme}://{auth}{netloc}/{dbname}" + (f"?{query}" if query else "")
 
 
 # --------------------------------------------------------------------------- connections
