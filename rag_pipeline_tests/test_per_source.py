@@ -23,7 +23,7 @@ def _config(tmp_path: Path, extra: str = "") -> Path:
     return path
 
 
-def _tick(sensor: dg.SensorDefinition, instance: dg.DagsterInstance, cursor: str | None):  # noqa: ANN202
+def _tick(sensor: dg.SensorDefinition, instance: dg.DagsterInstance, cursor: str | None):
     with dg.build_sensor_context(instance=instance, cursor=cursor) as context:
         return sensor.evaluate_tick(context)
 

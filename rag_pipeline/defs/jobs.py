@@ -29,11 +29,18 @@ def job_name(source: str) -> str:
 
 def source_job(source: str) -> dg.UnresolvedAssetJobDefinition:
     """The sync job of one source: its runs carry the source tag, so the queue runs them one at
-    a time (dagster.yaml: tag_concurrency_limits on rag/source) and the UI lists them apart."""
+    a time (dagster.yaml: tag_concurrency_limits on rag/source) and the UI lists them apart.
+
+    It runs its steps in one process, as the CLI does: the steps form a chain (each needs the
+    previous one), so a process per step buys no parallelism and pays interpreter start-up and
+    the model load in each step (bench/bench_ui_path.py). The generic `sync` job keeps the
+    multiprocess executor, which proves the steps share nothing but PostgreSQL and the blob
+    store (what the Kubernetes or Celery executors need)."""
     return dg.define_asset_job(
         job_name(source),
         selection=dg.AssetSelection.groups(GROUP),
         description=f"Sync the source {source!r} into the index, gated by the evaluation set.",
         config={"ops": {"plan": {"config": {"sources": [source]}}}},
         tags={TAG_SOURCE: source, TAG_TRIGGER: "manual"},
+        executor_def=dg.in_process_executor,
     )

@@ -40,7 +40,7 @@ CURRENT_QUARANTINE = (
 def latest_quarantine(conn: psycopg.Connection, limit: int = 20) -> list[dict[str, Any]]:
     """Files in quarantine now (see CURRENT_QUARANTINE), for `status`."""
     return rows(conn,
-            "SELECT source, uri, stage, error, run_id, quarantined_at FROM (" + CURRENT_QUARANTINE + ") current"
+            "SELECT source, uri, stage, error, run_id, quarantined_at FROM (" + CURRENT_QUARANTINE + ") current"  # noqa: S608 -- constants only
             " ORDER BY source, uri LIMIT %s",
             (limit,),
         )
