@@ -12,6 +12,7 @@ import dagster as dg
 
 from rag_pipeline import store
 from rag_pipeline.defs.resources import DocumentSources, EmbeddingModel, IndexDatabase, ProgressReporter
+from rag_pipeline.defs.retries import retry_transient
 from rag_pipeline.defs.tags import TAG_OUTCOME
 from rag_pipeline.sync import gate, process, stage
 from rag_pipeline.sync import plan as planning
@@ -90,6 +91,7 @@ def plan(
 
 
 @dg.asset(group_name=GROUP, kinds=PY_PG, owners=OWNERS, deps=[plan], description="Parse new and changed documents layout-aware; quarantine failures.")
+@retry_transient
 def parsed(context: dg.AssetExecutionContext, database: IndexDatabase,
            progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
     ctx = _ctx(context, database, progress)
@@ -106,6 +108,7 @@ def parsed(context: dg.AssetExecutionContext, database: IndexDatabase,
 
 
 @dg.asset(group_name=GROUP, kinds=PY_PG, owners=OWNERS, deps=[parsed], description="Strip boilerplate, neutralise control characters, redact secrets.")
+@retry_transient
 def cleaned(context: dg.AssetExecutionContext, database: IndexDatabase,
             progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
     result = process.clean_items(_ctx(context, database, progress))
@@ -118,6 +121,7 @@ def cleaned(context: dg.AssetExecutionContext, database: IndexDatabase,
 
 
 @dg.asset(group_name=GROUP, kinds=PY_PG, owners=OWNERS, deps=[cleaned], description="Chunk by section within the model's token limit.")
+@retry_transient
 def chunked(context: dg.AssetExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel,
             progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
     result = process.chunk_items(_ctx(context, database, progress), embedding_model.get())
@@ -125,6 +129,7 @@ def chunked(context: dg.AssetExecutionContext, database: IndexDatabase, embeddin
 
 
 @dg.asset(group_name=GROUP, kinds=PY_PG_VECTOR, owners=OWNERS, deps=[chunked], description="Embed chunks with the pinned model, reusing unchanged embeddings.")
+@retry_transient
 def embedded(context: dg.AssetExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel,
              progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
     ctx = _ctx(context, database, progress)
@@ -136,6 +141,7 @@ def embedded(context: dg.AssetExecutionContext, database: IndexDatabase, embeddi
 
 
 @dg.asset(group_name=GROUP, kinds=PY_PG_VECTOR, owners=OWNERS, deps=[embedded], description="Write new versions, ACL-only versions and tombstones, invisible until published.")
+@retry_transient
 def staged(context: dg.AssetExecutionContext, database: IndexDatabase,
            progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
     ctx = _ctx(context, database, progress)
@@ -182,6 +188,7 @@ def gate_metadata(report: Any, thresholds: Mapping[str, float]) -> dict[str, Any
 
 
 @dg.asset(group_name=GROUP, kinds=PY_PG_VECTOR, owners=OWNERS, deps=[staged], description="Make the staged versions live in one transaction (only after the gate passed).")
+@retry_transient
 def published(context: dg.AssetExecutionContext, database: IndexDatabase,
               progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
     result = stage.publish_run(_ctx(context, database, progress))
