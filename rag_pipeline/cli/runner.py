@@ -56,20 +56,30 @@ telemetry:
 """
 
 
-def _instance(config: Config, index_url: str) -> dg.DagsterInstance:
-    """DAGSTER_HOME's instance, else the state folder's; either way DAGSTER_PG_URL is set (to
-    Dagster's database beside the index unless the caller set it) for a dagster.yaml that uses it."""
+@contextmanager
+def _instance(config: Config, index_url: str) -> Iterator[dg.DagsterInstance]:
+    """DAGSTER_HOME's instance, else the state folder's. DAGSTER_PG_URL (what dagster.yaml reads)
+    is the caller's if set, else Dagster's database beside this config's index, for this run
+    only: a later run in the same process may use another index."""
     from rag_pipeline.database import dagster_url
 
-    if not os.environ.get(DAGSTER_URL_ENV):
+    own_url = not os.environ.get(DAGSTER_URL_ENV)
+    if own_url:
         os.environ[DAGSTER_URL_ENV] = dagster_url(index_url)
-    if os.environ.get("DAGSTER_HOME"):
-        return dg.DagsterInstance.get()
-    home = config.state_dir / "dagster"
-    home.mkdir(parents=True, exist_ok=True)
-    if not (home / "dagster.yaml").exists() or (home / "dagster.yaml").read_text() != STATE_INSTANCE_YAML:
-        (home / "dagster.yaml").write_text(STATE_INSTANCE_YAML, encoding="utf-8")
-    return dg.DagsterInstance.from_config(str(home))
+    try:
+        if os.environ.get("DAGSTER_HOME"):
+            instance = dg.DagsterInstance.get()
+        else:
+            home = config.state_dir / "dagster"
+            home.mkdir(parents=True, exist_ok=True)
+            if not (home / "dagster.yaml").exists() or (home / "dagster.yaml").read_text() != STATE_INSTANCE_YAML:
+                (home / "dagster.yaml").write_text(STATE_INSTANCE_YAML, encoding="utf-8")
+            instance = dg.DagsterInstance.from_config(str(home))
+        with instance:
+            yield instance
+    finally:
+        if own_url:
+            os.environ.pop(DAGSTER_URL_ENV, None)
 
 
 def run_sync(config: Config, sources: list[str], allow_mass_tombstone: bool, show_progress: bool = False) -> SyncOutcome:
