@@ -46,6 +46,15 @@ class DagsterStack:
         assert "errors" not in data, data["errors"]
         return data["data"]
 
+    def daemon_errors(self) -> str:
+        """The daemon's log lines that say what went wrong (sensor errors, monitoring), for failures."""
+        try:
+            lines = (self.home / "daemon.log").read_text(errors="replace").splitlines()
+        except OSError:
+            return "(no daemon log)"
+        keep = [ln for ln in lines if any(w in ln for w in ("Error", "error", "Traceback", "WARNING", "failed", "Failure"))]
+        return "daemon log:\n" + "\n".join(keep[-40:])[-6000:]
+
     def launch(self, job: str, tags: dict[str, str] | None = None) -> str:
         """What the Launchpad's "Launch run" button sends."""
         params = {"selector": {**LOCATION, "jobName": job}, "runConfigData": {},
@@ -60,6 +69,19 @@ class DagsterStack:
             run["tags"] = {t["key"]: t["value"] for t in run["tags"]}
         return results
 
+    def worker_pid(self, run_id: str) -> int | None:
+        """The run worker's pid, from the run's own log ("Started process for run (pid: N).")."""
+        import re
+
+        query = """query($r: ID!) { logsForRun(runId: $r) { ... on EventConnection { events {
+          ... on MessageEvent { message } } } } }"""
+        events = self.gql(query, {"r": run_id})["logsForRun"].get("events") or []
+        for event in events:
+            found = re.search(r"Started process for run \(pid: (\d+)\)", event.get("message") or "")
+            if found:
+                return int(found.group(1))
+        return None
+
     def run(self, run_id: str) -> dict[str, Any]:
         [run] = self.runs(runIds=[run_id])
         return run
@@ -71,7 +93,7 @@ class DagsterStack:
             value = check()
             if value:
                 return value
-            assert time.monotonic() < deadline, f"timed out after {timeout:.0f} s waiting for {what}"
+            assert time.monotonic() < deadline, f"timed out after {timeout:.0f} s waiting for {what}\n{self.daemon_errors()}"
             time.sleep(every)
 
     def wait_finished(self, run_id: str, timeout: float = 600) -> dict[str, Any]:

@@ -95,15 +95,12 @@ def test_a_dead_run_worker_is_detected_and_its_source_freed(ops) -> None:
     stack, _, url = ops
     run_id = stack.launch(JOB)
     stack.wait("the run to claim its source", lambda: _index_status(url, run_id) == "running", timeout=600, every=0.5)
-    workers = [p for p in psutil.process_iter(["cmdline"]) if run_id in " ".join(p.info["cmdline"] or [])
-               and "execute_run" in " ".join(p.info["cmdline"] or [])]
-    assert workers, "no run worker process found for the run"
-    for worker in workers:
-        for proc in [*worker.children(recursive=True), worker]:
-            try:
-                os.kill(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+    worker = psutil.Process(stack.wait("the run worker's pid in the run's log", lambda: stack.worker_pid(run_id), timeout=60))
+    for proc in [*worker.children(recursive=True), worker]:
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     assert stack.wait_finished(run_id, timeout=300)["status"] == "FAILURE"  # run monitoring saw the dead worker
     stack.wait("the index to free the source", lambda: _index_status(url, run_id) == "failed", timeout=300)
     # the retry policy relaunches a run whose worker crashed, and it gets the source at once
