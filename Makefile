@@ -8,9 +8,9 @@ export HF_HUB_OFFLINE := 1
 export UNSTRUCTURED_DISABLE_NOTICE := 1
 export TOKENIZERS_PARALLELISM := false
 export DAGSTER_HOME := $(CURDIR)
-# the configuration the UI and daemon load (the demo's unless RAG_PIPELINE_CONFIG is set)
-export RAG_PIPELINE_CONFIG ?= $(CURDIR)/$(DEMO)
 RP := $(BIN)/rag-pipeline
+# the configuration `make dev` serves (the demo's unless RAG_PIPELINE_CONFIG is set)
+DEV_CONFIG := $(or $(RAG_PIPELINE_CONFIG),$(CURDIR)/$(DEMO))
 
 .PHONY: setup demo test dev db-stop bench clean-demo
 
@@ -31,10 +31,12 @@ test: setup
 # (started here if needed, left running for the CLI; `make db-stop` stops it) unless
 # DATABASE_URL / DAGSTER_PG_URL name another.
 dev: setup
-	DAGSTER_PG_URL="$${DAGSTER_PG_URL:-$$($(RP) db url --dagster)}" $(BIN)/dagster dev -w workspace.yaml
+	RAG_PIPELINE_CONFIG="$(DEV_CONFIG)" \
+	DAGSTER_PG_URL="$${DAGSTER_PG_URL:-$$($(RP) db url --dagster --config "$(DEV_CONFIG)")}" \
+	$(BIN)/dagster dev -w workspace.yaml
 
 db-stop: setup
-	$(RP) db stop
+	$(RP) db stop --config "$(DEV_CONFIG)"
 
 bench: setup
 	$(BIN)/python bench/bench_parse.py --no-scanned
