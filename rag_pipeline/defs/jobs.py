@@ -9,11 +9,16 @@ import dagster as dg
 from rag_pipeline.defs.assets import GROUP
 from rag_pipeline.defs.tags import ALL_SOURCES, TAG_SOURCE, TAG_TRIGGER
 
+# An automatic retry (run_retries in dagster.yaml) runs every step again: a sync's work lives in
+# the index under its own run id, so re-running only the failed steps in a new run (Dagster's
+# default, FROM_FAILURE) would start mid-way with nothing planned.
+RETRY_ALL_STEPS = {"dagster/retry_strategy": "ALL_STEPS"}
+
 sync_job = dg.define_asset_job(
     "sync",
     selection=dg.AssetSelection.groups(GROUP),
     description="Sync every configured source into the index, gated by the evaluation set.",
-    tags={TAG_SOURCE: ALL_SOURCES, TAG_TRIGGER: "manual"},
+    tags={TAG_SOURCE: ALL_SOURCES, TAG_TRIGGER: "manual", **RETRY_ALL_STEPS},
 )
 
 # Off by default, like every Dagster schedule: switch it on in the UI (Automation) or set a
@@ -41,6 +46,6 @@ def source_job(source: str) -> dg.UnresolvedAssetJobDefinition:
         selection=dg.AssetSelection.groups(GROUP),
         description=f"Sync the source {source!r} into the index, gated by the evaluation set.",
         config={"ops": {"plan": {"config": {"sources": [source]}}}},
-        tags={TAG_SOURCE: source, TAG_TRIGGER: "manual"},
+        tags={TAG_SOURCE: source, TAG_TRIGGER: "manual", **RETRY_ALL_STEPS},
         executor_def=dg.in_process_executor,
     )
