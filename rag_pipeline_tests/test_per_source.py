@@ -68,6 +68,7 @@ def test_each_source_gets_a_job_and_its_configured_schedule(tmp_path: Path) -> N
     defs = source_definitions(config.sources)
     job = defs.resolve_job_def("sync_hand_book")
     assert job.tags["rag/source"] == "hand-book"
+    assert job.tags["dagster/retry_strategy"] == "ALL_STEPS"  # a retried sync starts again from plan
     schedule = defs.resolve_schedule_def("sync_hand_book_schedule")
     assert schedule.cron_schedule == "15 3 * * mon-fri" and schedule.job_name == "sync_hand_book"
     assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
