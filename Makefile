@@ -8,8 +8,11 @@ export HF_HUB_OFFLINE := 1
 export UNSTRUCTURED_DISABLE_NOTICE := 1
 export TOKENIZERS_PARALLELISM := false
 export DAGSTER_HOME := $(CURDIR)
+RP := $(BIN)/rag-pipeline
+# the configuration `make dev` serves (the demo's unless RAG_PIPELINE_CONFIG is set)
+DEV_CONFIG := $(or $(RAG_PIPELINE_CONFIG),$(CURDIR)/$(DEMO))
 
-.PHONY: setup demo test dev bench clean-demo
+.PHONY: setup demo test dev db-stop bench clean-demo
 
 setup: $(VENV)/.installed
 
@@ -24,11 +27,20 @@ test: setup
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest rag_pipeline_tests
 
+# One database server for the index and Dagster: the embedded one of the config's state folder
+# (started here if needed, left running for the CLI; `make db-stop` stops it) unless
+# DATABASE_URL / DAGSTER_PG_URL name another.
 dev: setup
+	RAG_PIPELINE_CONFIG="$(DEV_CONFIG)" \
+	DAGSTER_PG_URL="$${DAGSTER_PG_URL:-$$($(RP) db url --dagster --config "$(DEV_CONFIG)")}" \
 	$(BIN)/dagster dev -w workspace.yaml
+
+db-stop: setup
+	$(RP) db stop --config "$(DEV_CONFIG)"
 
 bench: setup
 	$(BIN)/python bench/bench_parse.py --no-scanned
 
 clean-demo:
+	-[ -x $(RP) ] && $(RP) db stop --config $(DEMO)
 	rm -rf demo/.rag_pipeline demo/.state

@@ -16,7 +16,9 @@ from rag_pipeline.parsing.types import ParseLimits
 from rag_pipeline.yaml_io import YAMLError, load_yaml
 
 CONFIG_ENV = "RAG_PIPELINE_CONFIG"
-DEFAULT_THRESHOLDS = {"evidence_recall": 0.8, "acl_leaks": 0, "superseded_hits": 0}
+# every metric the gate computes has a bound (a given threshold replaces its default)
+DEFAULT_THRESHOLDS = {"source_recall": 0.8, "evidence_recall": 0.8, "ndcg": 0.5, "mrr": 0.5, "refusal_accuracy": 0.75,
+                      "acl_leaks": 0, "superseded_hits": 0}
 SOURCE_KINDS = ("filesystem", "s3")
 
 
@@ -39,6 +41,8 @@ class SourceConfig:
     retry_mode: str = "standard"  # s3: botocore retry mode
     deny: tuple[str, ...] = ()  # glob patterns (relative URIs) never indexed
     max_tombstone_share: float = 0.5  # a run that would tombstone more than this stops
+    schedule: str | None = None  # cron: Dagster syncs this source on it (schedule sync_<name>)
+    watch: bool = False  # a Dagster sensor syncs this source when its listing changes
 
 
 @dataclass(frozen=True)
@@ -118,9 +122,9 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
 TOP_LEVEL_KEYS = ("database_url", "state_dir", "sources", "embedding", "evaluation", "limits", "max_failed_share",
                   "batch_size", "blob_store")
 SOURCE_KEYS = {
-    "filesystem": ("name", "kind", "path", "deny", "max_tombstone_share"),
+    "filesystem": ("name", "kind", "path", "deny", "max_tombstone_share", "schedule", "watch"),
     "s3": ("name", "kind", "bucket", "prefix", "endpoint_url", "region", "deny", "max_tombstone_share",
-           "default_groups", "object_acl", "max_attempts", "retry_mode"),
+           "default_groups", "object_acl", "max_attempts", "retry_mode", "schedule", "watch"),
 }
 BLOB_STORE_KEYS = ("url", "endpoint_url", "region")
 # Keys that would put credentials in the file; boto3's credential chain is the only way in.
@@ -246,7 +250,11 @@ def _source(raw: Any, root: Path, where: str, index: int) -> SourceConfig:
     if not isinstance(deny, list) or not all(isinstance(d, str) for d in deny):
         raise ConfigError(f"{where}: source {name!r}: 'deny' must be a list of glob patterns")
     share = _share(raw.get("max_tombstone_share", 0.5), f"sources[{index}].max_tombstone_share", where)
-    common = dict(name=name, kind=kind, deny=tuple(deny), max_tombstone_share=share)
+    watch = raw.get("watch", False)
+    if not isinstance(watch, bool):
+        raise ConfigError(f"{where}: source {name!r}: 'watch' must be true or false")
+    common = dict(name=name, kind=kind, deny=tuple(deny), max_tombstone_share=share,
+                  schedule=_cron(raw.get("schedule"), f"sources[{index}].schedule", where), watch=watch)
     if kind == "filesystem":
         if not isinstance(raw.get("path"), str) or not raw["path"]:
             raise ConfigError(f"{where}: filesystem source {name!r} needs a 'path'")
@@ -284,6 +292,47 @@ def _s3_source(raw: dict[str, Any], where: str, index: int, common: dict[str, An
         retry_mode=retry_mode,
         **common,
     )
+
+
+_CRON_FIELDS = (("minute", 0, 59), ("hour", 0, 23), ("day of month", 1, 31), ("month", 1, 12), ("day of week", 0, 7))
+_CRON_NAMES = {**{m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())},
+               **{d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}}
+_CRON_MACROS = ("@hourly", "@daily", "@weekly", "@monthly")
+
+
+def _cron(value: Any, key: str, where: str) -> str | None:
+    """A standard 5-field cron expression (or @hourly/@daily/@weekly/@monthly), checked here so
+    a typo is a config error at load, not a schedule that silently never fires."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: {key} must be a cron string such as '0 2 * * *'")
+    text = value.strip()
+    if text in _CRON_MACROS:
+        return text
+    parts = text.split()
+    if len(parts) != 5:
+        raise ConfigError(f"{where}: {key} {value!r} must have 5 fields (minute hour day month weekday) "
+                          f"or be one of {', '.join(_CRON_MACROS)}")
+    for part, (field_name, low, high) in zip(parts, _CRON_FIELDS, strict=True):
+        for item in part.split(","):
+            if not _cron_item_ok(item.lower(), low, high):
+                raise ConfigError(f"{where}: {key} {value!r}: bad {field_name} field {part!r} "
+                                  f"(numbers {low}-{high}, '*', ranges a-b, steps /n)")
+    return text
+
+
+def _cron_item_ok(item: str, low: int, high: int) -> bool:
+    base, _, step = item.partition("/")
+    if step and (not step.isdigit() or int(step) == 0):
+        return False
+    if base == "*":
+        return True
+    ends = base.split("-")
+    if len(ends) > 2:
+        return False
+    values = [_CRON_NAMES.get(e, int(e) if e.isdigit() else None) for e in ends]
+    return all(v is not None and low <= v <= high for v in values) and (len(values) == 1 or values[0] <= values[1])
 
 
 def _embedding(raw: dict[str, Any], where: str) -> EmbeddingConfig:

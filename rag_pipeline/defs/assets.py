@@ -12,11 +12,16 @@ import dagster as dg
 
 from rag_pipeline import store
 from rag_pipeline.defs.resources import DocumentSources, EmbeddingModel, IndexDatabase, ProgressReporter
+from rag_pipeline.defs.retries import retry_transient
+from rag_pipeline.defs.tags import TAG_OUTCOME
 from rag_pipeline.sync import gate, process, stage
 from rag_pipeline.sync import plan as planning
 from rag_pipeline.sync.context import SyncContext
 
 GROUP = "sync"
+OWNERS = ["team:data-engineering"]
+PY_PG = {"python", "postgres"}  # steps that compute in Python and write PostgreSQL
+PY_PG_VECTOR = {"python", "postgres", "pgvector"}  # ... and touch the vector index
 
 
 class PlanConfig(dg.Config):
@@ -59,7 +64,7 @@ def _is_alive(context: dg.AssetExecutionContext):  # noqa: ANN202
     return alive
 
 
-@dg.asset(group_name=GROUP, description="List sources, compare checksums and ACLs with the live index, record work items.")
+@dg.asset(group_name=GROUP, kinds=PY_PG, owners=OWNERS, description="List sources, compare checksums and ACLs with the live index, record work items.")
 def plan(
     context: dg.AssetExecutionContext,
     config: PlanConfig,
@@ -85,7 +90,8 @@ def plan(
     })
 
 
-@dg.asset(group_name=GROUP, deps=[plan], description="Parse new and changed documents layout-aware; quarantine failures.")
+@dg.asset(group_name=GROUP, kinds=PY_PG, owners=OWNERS, deps=[plan], description="Parse new and changed documents layout-aware; quarantine failures.")
+@retry_transient
 def parsed(context: dg.AssetExecutionContext, database: IndexDatabase,
            progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
     ctx = _ctx(context, database, progress)
@@ -101,7 +107,8 @@ def parsed(context: dg.AssetExecutionContext, database: IndexDatabase,
     return dg.MaterializeResult(metadata=metadata)
 
 
-@dg.asset(group_name=GROUP, deps=[parsed], description="Strip boilerplate, neutralise control characters, redact secrets.")
+@dg.asset(group_name=GROUP, kinds=PY_PG, owners=OWNERS, deps=[parsed], description="Strip boilerplate, neutralise control characters, redact secrets.")
+@retry_transient
 def cleaned(context: dg.AssetExecutionContext, database: IndexDatabase,
             progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
     result = process.clean_items(_ctx(context, database, progress))
@@ -113,14 +120,16 @@ def cleaned(context: dg.AssetExecutionContext, database: IndexDatabase,
     })
 
 
-@dg.asset(group_name=GROUP, deps=[cleaned], description="Chunk by section within the model's token limit.")
+@dg.asset(group_name=GROUP, kinds=PY_PG, owners=OWNERS, deps=[cleaned], description="Chunk by section within the model's token limit.")
+@retry_transient
 def chunked(context: dg.AssetExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel,
             progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
     result = process.chunk_items(_ctx(context, database, progress), embedding_model.get())
     return dg.MaterializeResult(metadata=_numbers("", result.counts))
 
 
-@dg.asset(group_name=GROUP, deps=[chunked], description="Embed chunks with the pinned model, reusing unchanged embeddings.")
+@dg.asset(group_name=GROUP, kinds=PY_PG_VECTOR, owners=OWNERS, deps=[chunked], description="Embed chunks with the pinned model, reusing unchanged embeddings.")
+@retry_transient
 def embedded(context: dg.AssetExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel,
              progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
     ctx = _ctx(context, database, progress)
@@ -131,7 +140,8 @@ def embedded(context: dg.AssetExecutionContext, database: IndexDatabase, embeddi
     return dg.MaterializeResult(metadata=_numbers("chunks_", result.counts))
 
 
-@dg.asset(group_name=GROUP, deps=[embedded], description="Write new versions, ACL-only versions and tombstones, invisible until published.")
+@dg.asset(group_name=GROUP, kinds=PY_PG_VECTOR, owners=OWNERS, deps=[embedded], description="Write new versions, ACL-only versions and tombstones, invisible until published.")
+@retry_transient
 def staged(context: dg.AssetExecutionContext, database: IndexDatabase,
            progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
     ctx = _ctx(context, database, progress)
@@ -146,17 +156,39 @@ def evaluation_gate(context: dg.AssetCheckExecutionContext, database: IndexDatab
                     progress: dg.ResourceParam[ProgressReporter]) -> dg.AssetCheckResult:
     ctx = database.context(context.run.run_id, progress)
     report = gate.run_gate(ctx, embedding_model.get())
-    metadata: dict[str, Any] = {k: float(v) for k, v in report.metrics.items()}
-    failed_cases = [c for c in report.cases if c.failed]
-    metadata["failing_cases"] = _md_table(("case", "expected", "refused", "source", "evidence", "leaks", "superseded"),
-                                          [(c.id, c.expected, c.refused, c.source_hit, c.evidence_hit, c.acl_leaks, c.superseded_hits) for c in failed_cases])
-    metadata["verdict"] = "; ".join(report.failures) or "passed"
+    metadata = gate_metadata(report, ctx.config.evaluation.thresholds)
     if not report.passed:
         stage.fail_run(ctx, status="gate_failed", reason="evaluation gate failed: " + "; ".join(report.failures))
+        context.instance.add_run_tags(context.run.run_id, {TAG_OUTCOME: "gate_failed"})  # not a crash, in the runs list
     return dg.AssetCheckResult(passed=report.passed, severity=dg.AssetCheckSeverity.ERROR, metadata=metadata)
 
 
-@dg.asset(group_name=GROUP, deps=[staged], description="Make the staged versions live in one transaction (only after the gate passed).")
+def gate_metadata(report: Any, thresholds: Mapping[str, float]) -> dict[str, Any]:
+    """What the check shows: each metric as a plain number (plotted over time), a table of every
+    metric against its threshold, the verdict, and the cases that missed, titled by what they
+    mean: `failing_cases` when the gate failed, `cases_under_par` when it passed anyway (the
+    aggregate met every threshold), so a passed gate never lists "failing" cases."""
+    from rag_pipeline.evaluation import MAX_METRICS
+
+    metadata: dict[str, Any] = {k: float(v) for k, v in report.metrics.items()}
+    rows = []
+    for name, value in report.metrics.items():
+        bound = thresholds.get(name)
+        rule = "-" if bound is None else (f"<= {bound:g}" if name in MAX_METRICS else f">= {bound:g}")
+        ok = "-" if bound is None else ("yes" if (value <= bound if name in MAX_METRICS else value >= bound) else "NO")
+        rows.append((name, f"{value:.3f}", rule, ok))
+    metadata["thresholds"] = _md_table(("metric", "value", "threshold", "met"), rows)
+    metadata["verdict"] = "passed" if report.passed else "failed: " + "; ".join(report.failures)
+    missed = [(c.id, c.expected, c.refused, c.source_hit, c.evidence_hit, c.acl_leaks, c.superseded_hits)
+              for c in report.cases if c.failed]
+    if missed:
+        key = "cases_under_par" if report.passed else "failing_cases"
+        metadata[key] = _md_table(("case", "expected", "refused", "source", "evidence", "leaks", "superseded"), missed)
+    return metadata
+
+
+@dg.asset(group_name=GROUP, kinds=PY_PG_VECTOR, owners=OWNERS, deps=[staged], description="Make the staged versions live in one transaction (only after the gate passed).")
+@retry_transient
 def published(context: dg.AssetExecutionContext, database: IndexDatabase,
               progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
     result = stage.publish_run(_ctx(context, database, progress))

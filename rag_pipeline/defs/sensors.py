@@ -1,26 +1,71 @@
-"""Housekeeping for runs launched from the UI or a schedule: when a sync run fails in Dagster
-(a crashed step, a refused plan), record it in the index database at once, so the run's staged
-versions are discarded and its source lock is released without waiting for the next sync."""
+"""Housekeeping for runs launched from the UI, a schedule or a sensor: when a sync run fails in
+Dagster (a crashed step, a refused plan, a run worker that died and was caught by run
+monitoring), record it in the index database, so the run's staged versions are discarded and
+its source is free for the next sync; and tag it, so the runs list tells a gate failure
+(nothing published, by design) from a crash.
+
+Two sensors, because a run-failure sensor sees each failure event once (its cursor moves on
+even when a tick fails): `record_failed_sync_runs` reacts at once, `reconcile_sync_runs` sweeps
+every minute for index runs still marked running whose Dagster run has ended, so a missed event
+is repaired on the next sweep."""
+
+from __future__ import annotations
 
 import dagster as dg
 
 from rag_pipeline import store
 from rag_pipeline.database import connect
-from rag_pipeline.defs.jobs import sync_job
 from rag_pipeline.defs.resources import IndexDatabase
+from rag_pipeline.defs.tags import TAG_OUTCOME
+
+RECONCILE_INTERVAL_SECONDS = 60
+
+
+def _record(instance: dg.DagsterInstance, database: IndexDatabase, run_id: str, reason: str) -> str | None:
+    """Mark one ended Dagster run in the index and tag its outcome; returns what was recorded."""
+    with connect(database.url()) as conn:
+        run = store.runs.get_run(conn, run_id)
+        if run is None:
+            return None  # failed before plan registered it: nothing staged, nothing locked
+        if run["status"] == "running":
+            store.runs.fail_run(conn, run_id, status="failed", reason=reason)
+            run = store.runs.get_run(conn, run_id) or run
+    outcome = "gate_failed" if run["status"] == "gate_failed" else "crashed" if run["status"] == "failed" else None
+    if outcome:
+        instance.add_run_tags(run_id, {TAG_OUTCOME: outcome})
+    return outcome
 
 
 @dg.run_failure_sensor(
     name="record_failed_sync_runs",
-    monitored_jobs=[sync_job],
     default_status=dg.DefaultSensorStatus.RUNNING,  # bookkeeping, not a trigger: always on
-    description="Marks failed sync runs as failed in the index database and discards what they staged.",
+    description="Marks failed sync runs as failed in the index database, discards what they staged, "
+                "and tags them rag/outcome=gate_failed or crashed.",
 )
 def record_failed_sync_runs(context: dg.RunFailureSensorContext, database: IndexDatabase) -> None:
     run_id = context.dagster_run.run_id
     reason = context.failure_event.message or "the Dagster run failed"
+    outcome = _record(context.instance, database, run_id, reason)
+    if outcome:
+        context.log.info(f"run {run_id} recorded as {outcome}: {reason}")
+
+
+@dg.sensor(
+    name="reconcile_sync_runs",
+    minimum_interval_seconds=RECONCILE_INTERVAL_SECONDS,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Every minute: index runs still marked running whose Dagster run has ended are "
+                "recorded as failed (repairs a failure event the other sensor missed).",
+)
+def reconcile_sync_runs(context: dg.SensorEvaluationContext, database: IndexDatabase) -> dg.SkipReason:
     with connect(database.url()) as conn:
-        run = store.runs.get_run(conn, run_id)
-        if run is not None and run["status"] == "running":
-            store.runs.fail_run(conn, run_id, status="failed", reason=reason)
-            context.log.info(f"run {run_id} recorded as failed: {reason}")
+        running = store.runs.running_run_ids(conn)
+    repaired = []
+    for run_id in running:
+        run = context.instance.get_run_by_id(run_id)
+        if run is None or not run.is_finished or run.status == dg.DagsterRunStatus.SUCCESS:
+            continue  # unknown here (another instance), still going, or publishing its outcome
+        if _record(context.instance, database, run_id, f"the Dagster run ended as {run.status.value}"):
+            repaired.append(run_id)
+    return dg.SkipReason(f"recorded {len(repaired)} ended run(s) as failed: {', '.join(repaired)}" if repaired
+                         else f"{len(running)} running sync(s), none ended")

@@ -24,9 +24,23 @@ def run_quarantine(conn: psycopg.Connection, run_id: str) -> list[dict[str, Any]
         )
 
 
+# The latest entry per file, among entries at least as recent as the last completed run of
+# the file's source: files failing still are quarantined again by every run, so an entry older
+# than that run is a file since removed or fixed, and no longer shown.
+CURRENT_QUARANTINE = (
+    "WITH last_done AS (SELECT s AS source, max(r.started_at) AS started_at FROM runs r, unnest(r.sources) s"
+    "  WHERE r.status IN ('published', 'nothing_to_do', 'gate_failed') GROUP BY s)"
+    " SELECT DISTINCT ON (q.source, q.uri) q.source, q.uri, q.checksum, q.stage, q.error, q.run_id, q.quarantined_at"
+    " FROM quarantine q JOIN runs r ON r.run_id = q.run_id LEFT JOIN last_done l ON l.source = q.source"
+    " WHERE l.started_at IS NULL OR r.started_at >= l.started_at"
+    " ORDER BY q.source, q.uri, q.quarantined_at DESC"
+)
+
+
 def latest_quarantine(conn: psycopg.Connection, limit: int = 20) -> list[dict[str, Any]]:
+    """Files in quarantine now (see CURRENT_QUARANTINE), for `status`."""
     return rows(conn,
-            "SELECT DISTINCT ON (source, uri) source, uri, stage, error, run_id, quarantined_at"
-            " FROM quarantine ORDER BY source, uri, quarantined_at DESC LIMIT %s",
+            "SELECT source, uri, stage, error, run_id, quarantined_at FROM (" + CURRENT_QUARANTINE + ") current"  # noqa: S608 -- constants only
+            " ORDER BY source, uri LIMIT %s",
             (limit,),
         )

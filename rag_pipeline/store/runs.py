@@ -120,3 +120,8 @@ def fail_run(conn: psycopg.Connection, run_id: str, *, status: str, reason: str)
     if claimed:
         cleanup_run_items(conn, run_id)
     return bool(claimed)
+
+
+def running_run_ids(conn: psycopg.Connection) -> list[str]:
+    """Runs the index still records as running (for reconciliation with the orchestrator)."""
+    return [r["run_id"] for r in rows(conn, "SELECT run_id FROM runs WHERE status = 'running' ORDER BY started_at", ())]

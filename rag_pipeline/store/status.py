@@ -7,6 +7,7 @@ from typing import Any
 import psycopg
 
 from rag_pipeline.store.models import live_model_ids
+from rag_pipeline.store.quarantine import CURRENT_QUARANTINE
 
 
 def index_status(conn: psycopg.Connection) -> dict[str, Any]:
@@ -16,8 +17,7 @@ def index_status(conn: psycopg.Connection) -> dict[str, Any]:
         " WHERE v.status = 'live' GROUP BY d.source ORDER BY d.source"
     ).fetchall()
     quarantined = conn.execute(
-        "SELECT count(*) FROM (SELECT DISTINCT ON (q.source, q.uri) q.* FROM quarantine q"
-        " ORDER BY q.source, q.uri, q.quarantined_at DESC) latest"
+        "SELECT count(*) FROM (" + CURRENT_QUARANTINE + ") latest"  # noqa: S608 -- constants only
         " WHERE NOT EXISTS (SELECT 1 FROM document_versions v JOIN documents d ON d.id = v.document_id"
         "  WHERE d.source = latest.source AND d.uri = latest.uri AND v.checksum = latest.checksum"
         "  AND v.status = 'live')"

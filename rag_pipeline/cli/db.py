@@ -1,0 +1,79 @@
+"""`rag-pipeline db start|stop|status|url`: the embedded PostgreSQL server of the state folder.
+
+One server per state folder, shared by the CLI and every Dagster process; it outlives them all
+until `db stop`. With DATABASE_URL (or `database_url`) there is no embedded server: `url`
+prints that URL and `start`/`stop` say so."""
+
+from __future__ import annotations
+
+import argparse
+
+from rag_pipeline.cli.common import load_config
+from rag_pipeline.cli.output import console, emit_json, shown
+from rag_pipeline.errors import EXIT_OK, UsageError
+
+ACTIONS = ("start", "stop", "status", "url")
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("db", parents=[common], help="the embedded database server: start, stop, status, url")
+    p.add_argument("action", choices=ACTIONS)
+    p.add_argument("--dagster", action="store_true",
+                   help="with url: the database that holds Dagster's runs and events (created if missing)")
+    p.set_defaults(func=cmd_db)
+
+
+def cmd_db(args: argparse.Namespace) -> int:
+    from rag_pipeline import database
+
+    config = load_config(args)
+    if args.dagster and args.action != "url":
+        raise UsageError("--dagster goes with `db url`")
+    if config.database_url:
+        return _external(args, config.database_url)
+    pgdata = config.pgdata_dir
+    if args.action == "start":
+        state = database.start_server(pgdata)
+        return _report(args, state.as_dict(), f"running: pid {state.pid}, data {shown(state.pgdata)}")
+    if args.action == "stop":
+        stopped = database.stop_server(pgdata)
+        return _report(args, {"pgdata": str(pgdata.resolve()), "stopped": stopped},
+                       "stopped" if stopped else f"not running (data {shown(pgdata.resolve())})")
+    if args.action == "status":
+        state = database.server_state(pgdata)
+        if state.running:
+            text = (f"running: pid {state.pid}, data {shown(state.pgdata)}, url {shown(state.url)}, "
+                    f"started {shown(state.started_at)}" + (f" by {shown(state.started_by)}" if state.started_by else ""))
+        else:
+            text = f"not running (data {shown(state.pgdata)}); `rag-pipeline db start` or any command starts it"
+        return _report(args, state.as_dict(), text)
+    url = database.embedded_url(pgdata)
+    return _print_url(args, database.dagster_url(url) if args.dagster else url)
+
+
+def _external(args: argparse.Namespace, url: str) -> int:
+    from rag_pipeline import database
+
+    if args.action == "url":
+        return _print_url(args, database.dagster_url(url) if args.dagster else url)
+    if args.action == "status":
+        database.connect(url).close()  # raises DatabaseError naming the problem when unreachable
+        return _report(args, {"external": True, "running": True}, "DATABASE_URL is set: using that server (reachable)")
+    raise UsageError(f"`db {args.action}` manages the embedded server only; DATABASE_URL (or database_url) is set, "
+                     "so that server is used and managed elsewhere")
+
+
+def _print_url(args: argparse.Namespace, url: str) -> int:
+    if args.json:
+        emit_json({"url": url})
+    else:
+        print(url)  # plain, for $(rag-pipeline db url) in scripts
+    return EXIT_OK
+
+
+def _report(args: argparse.Namespace, data: dict, text: str) -> int:
+    if args.json:
+        emit_json(data)
+    else:
+        console().print(text)
+    return EXIT_OK

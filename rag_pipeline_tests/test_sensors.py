@@ -1,0 +1,36 @@
+"""A failed sync run is recorded in the index even when the run-failure sensor missed its event
+(a failed tick moves that sensor's cursor on): the reconcile sensor finds index runs still
+marked running whose Dagster run ended, fails them (their source is free) and tags the crash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from conftest import write_config
+from helpers import query
+
+
+def test_the_reconcile_sensor_repairs_a_missed_failure(tmp_path: Path, db_url: str, demo_copy: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from rag_pipeline.definitions import load_definitions
+    from rag_pipeline.defs.resources import IndexDatabase, PipelineSettings
+    from rag_pipeline.defs.sensors import reconcile_sync_runs
+
+    config = write_config(tmp_path, db_url, docs=demo_copy)
+    monkeypatch.setenv("RAG_PIPELINE_CONFIG", str(config))
+    (demo_copy / "hr" / "_access.yaml").write_text("groups: not-a-list\n")  # the plan fails after registering
+    database = IndexDatabase(settings=PipelineSettings(config_path=str(config)))
+    with dg.instance_for_test() as instance:
+        result = load_definitions().resolve_job_def("sync").execute_in_process(instance=instance, raise_on_error=False)
+        assert not result.success
+        assert query(db_url, "SELECT status FROM runs WHERE run_id = %s", result.run_id) == [("running",)]
+        with dg.build_sensor_context(instance=instance, resources={"database": database}) as context:
+            skip = reconcile_sync_runs(context)
+        assert result.run_id in skip.skip_message
+        assert instance.get_run_by_id(result.run_id).tags["rag/outcome"] == "crashed"
+        with dg.build_sensor_context(instance=instance, resources={"database": database}) as context:
+            assert "none ended" in reconcile_sync_runs(context).skip_message  # nothing left to repair
+    status, error = query(db_url, "SELECT status, error FROM runs WHERE run_id = %s", result.run_id)[0]
+    assert status == "failed" and "FAILURE" in error
