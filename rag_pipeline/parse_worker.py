@@ -37,6 +37,7 @@ def _serve(conn: Connection, limits: ParseLimits) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
     except (ValueError, OSError):
         pass
+    _die_with_parent()
     from rag_pipeline.parsing import parse_document
     from rag_pipeline.parsing.warmup import warm_up
 
@@ -56,6 +57,22 @@ def _serve(conn: Connection, limits: ParseLimits) -> None:
             conn.send(("error", f"parsing needed more than {WORKER_MEMORY_BYTES >> 30} GiB of memory", "parse"))
         except Exception as exc:  # noqa: BLE001 -- a parser bug must become a quarantine entry
             conn.send(("error", f"parser failed unexpectedly: {type(exc).__name__}: {exc}", "parse"))
+
+
+def _die_with_parent() -> None:
+    """A sync killed with -9 cannot stop its worker, which would go on burning CPU on a
+    pathological file: ask Linux to kill the worker when its parent dies (no-op elsewhere)."""
+    parent = os.getppid()
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 def _to_wire(parsed: ParsedDocument) -> dict[str, Any]:
