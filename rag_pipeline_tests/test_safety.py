@@ -601,7 +601,7 @@ def test_report_counts_and_dict() -> None:
     text = "\x1b[2Jpassword: hunter2\nIBAN DE89370400440532013000\ncard 4111111111111111\x07"
     out, report = clean_text(text)
     assert isinstance(report, SafetyReport)
-    assert report.version == SAFETY_VERSION == "safety1"
+    assert report.version == SAFETY_VERSION == "safety2"
     assert report.controls_neutralised == 2
     assert report.secrets == Counter({"password": 1, "iban": 1, "payment_card": 1})
     assert report.secrets_redacted == 3
