@@ -26,6 +26,7 @@ _KEY_BODY = re.compile(
     r"(?:[ \t]*(?:[A-Za-z0-9+/]{16,128}+={0,2}|[A-Za-z0-9+/]{1,15}+={1,2}|=[A-Za-z0-9+/]{4}"
     r"|[A-Z][A-Za-z-]{1,32}+: [^\n]{0,256}+|[" + BOUNDARY_CHARS + r"]{1,16}+)?[ \t]*(?:\n|\Z))*+"
 )
+_BOUNDARY = re.compile("[" + BOUNDARY_CHARS + "]")
 _PUTTY_MAC = re.compile(r"Private-MAC:[ \t]*+[0-9a-fA-F]{0,128}+")
 _MAX_KEY_BLOCK = 64 * 1024  # far above any real key (an 8192-bit RSA PEM is ~6.5 KB)
 
@@ -53,8 +54,8 @@ def redact_private_keys(text: str, counts: Counter[str]) -> str:
         if end is None:
             body = _KEY_BODY.match(text, header.end(), limit)
             end = body.end() if body else header.end()
-            if end > header.end() and text[end - 1] == "\n":
-                end -= 1  # keep the line break that ended the key material
+            while end > header.end() and (text[end - 1] in " \t\n" or _BOUNDARY.match(text[end - 1])):
+                end -= 1  # keep line breaks and element boundaries after the key material
         pieces.append(text[cursor : header.start()])
         pieces.append(placeholder("private_key"))
         counts["private_key"] += 1
