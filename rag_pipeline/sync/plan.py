@@ -80,6 +80,7 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
     for obj in source.list_objects():  # raises ListingError: then nothing below runs, nothing is tombstoned
         listed += 1
         if isinstance(obj, SkippedObject):
+            seen.add(obj.uri)  # listed but unreadable: it exists, so it is never "gone"
             counts["skipped"] += 1
             store.quarantine.record_quarantine(conn, ctx.run_id, source_config.name, obj.uri, None, "list", obj.reason)
             continue
