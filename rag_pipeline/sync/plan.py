@@ -76,6 +76,7 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
     counts: Counter = Counter()
     items: list[dict] = []
     seen: set[str] = set()
+    refused: list[dict] = []
     listed = 0
     for obj in source.list_objects():  # raises ListingError: then nothing below runs, nothing is tombstoned
         listed += 1
@@ -87,7 +88,9 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
         seen.add(obj.uri)
         action = _action(obj, live.get(obj.uri), model_id)
         counts[action] += 1
-        if action != "unchanged":
+        if action in ("new", "changed", "reparse") and obj.size > ctx.config.limits.max_bytes:
+            refused.append(_refused_item(ctx, source_config.name, obj, action))  # never read, never stored
+        elif action != "unchanged":
             items.append(_item(ctx, source, source_config.name, obj, action))
         if listed % 100 == 0:
             ctx.progress(f"plan {source_config.name}", listed, 0)
@@ -100,8 +103,24 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
         for uri in gone
     )
     with conn.transaction():
-        store.work_items.insert_items(conn, ctx.run_id, items)
+        store.work_items.insert_items(conn, ctx.run_id, items + refused)
+        for item in refused:
+            store.work_items.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], "limits", _too_large(ctx, item))
     return counts
+
+
+def _refused_item(ctx: SyncContext, source_name: str, obj: SourceObject, action: str) -> dict:
+    """A work item for a file over limits.max_bytes by its listed size: quarantined at once
+    (its access change, if any, still applies), its bytes never read nor kept."""
+    return {"source": source_name, "uri": obj.uri, "action": action, "checksum": obj.checksum,
+            "blob_sha256": None, "size_bytes": obj.size, "acl_groups": list(obj.acl_groups)}
+
+
+def _too_large(ctx: SyncContext, item: dict) -> str:
+    mib = 1024 * 1024
+    return (f"file is too large: {item['size_bytes'] / mib:.1f} MiB is over the "
+            f"{ctx.config.limits.max_bytes / mib:.1f} MiB limit; it was not read. "
+            "Split the document or raise limits.max_bytes")
 
 
 def parser_version_for_name(uri: str) -> str:
