@@ -52,7 +52,8 @@ def stage_items(ctx: SyncContext, model_id: int) -> StageResult:
         for source, uri in store.work_items.item_keys(conn, ctx.run_id, "planned", ("acl_changed",)):
             counts["acl_versions"] += store.versions.stage_acl_version(conn, ctx.run_id, source, uri, _acl(conn, ctx, source, uri))
         failed_stages = ("quarantined",) if too_many is None else ("quarantined", "embedded")
-        counts["access_only_versions"] += _stage_access_only(ctx, conn, failed_stages)
+        if access_only := _stage_access_only(ctx, conn, failed_stages):
+            counts["access_only_versions"] += access_only
         for source, uri in store.work_items.item_keys(conn, ctx.run_id, "planned", ("gone",)):
             counts["tombstones"] += store.versions.stage_tombstone(conn, ctx.run_id, source, uri)
         if too_many is not None:
