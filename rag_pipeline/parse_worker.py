@@ -1,10 +1,19 @@
 """Parsing in a separate, killable process: a pathological file (a parser stuck in a loop, a
-decompression that eats memory) costs one timeout and one quarantine entry, never the run."""
+decompression that eats memory) costs one timeout and one quarantine entry, never the run.
+
+The time limit is the worker's own CPU time spent on one file: on a busy machine a file waits
+for a core without being charged for it, and start-up (imports of the parsing libraries,
+paid in full before the worker reports ready) is never charged to any file, so one timeout
+cannot cascade into the next file's. A wall-clock cap well above the limit stops a worker
+that is stuck without using CPU (waiting on a lock or a pipe).
+"""
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import resource
+import time
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -13,6 +22,9 @@ from rag_pipeline.parsing.types import Element, ParsedDocument, ParseError, Pars
 
 WORKER_MEMORY_BYTES = 6 * 1024**3
 STARTUP_SECONDS = 300  # imports of the parsing libraries, on a slow machine
+WALL_CAP_FACTOR = 10  # wall-clock backstop: this many times max_seconds (at least WALL_CAP_MIN_SECONDS)
+WALL_CAP_MIN_SECONDS = 60.0
+POLL_SECONDS = 0.1
 
 
 class ParseWorkerError(PipelineError):
@@ -25,8 +37,11 @@ def _serve(conn: Connection, limits: ParseLimits) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
     except (ValueError, OSError):
         pass
+    _die_with_parent()
     from rag_pipeline.parsing import parse_document
+    from rag_pipeline.parsing.warmup import warm_up
 
+    warm_up()  # every lazy import a first file would pay, before anything is timed
     conn.send(("ready",))
     while True:
         try:
@@ -42,6 +57,22 @@ def _serve(conn: Connection, limits: ParseLimits) -> None:
             conn.send(("error", f"parsing needed more than {WORKER_MEMORY_BYTES >> 30} GiB of memory", "parse"))
         except Exception as exc:  # noqa: BLE001 -- a parser bug must become a quarantine entry
             conn.send(("error", f"parser failed unexpectedly: {type(exc).__name__}: {exc}", "parse"))
+
+
+def _die_with_parent() -> None:
+    """A sync killed with -9 cannot stop its worker, which would go on burning CPU on a
+    pathological file: ask Linux to kill the worker when its parent dies (no-op elsewhere)."""
+    parent = os.getppid()
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 def _to_wire(parsed: ParsedDocument) -> dict[str, Any]:
@@ -103,10 +134,10 @@ class ParseWorker:
         """The parsed document in wire form (see from_wire), or ParseError."""
         conn = self._ensure()
         conn.send((data, name))
-        if not conn.poll(self.limits.max_seconds):
+        if not self._wait_for_reply(conn):
             self._kill()
             raise ParseError(
-                f"parsing took longer than {self.limits.max_seconds:.0f} s and was stopped; "
+                f"parsing took longer than {self.limits.max_seconds:.0f} s of CPU time and was stopped; "
                 "split the file or raise limits.max_seconds"
             )
         try:
@@ -118,6 +149,25 @@ class ParseWorker:
         if reply[0] == "ok":
             return reply[1]
         raise ParseError(reply[1], stage=reply[2])
+
+    def _wait_for_reply(self, conn: Connection) -> bool:
+        """Wait until the worker answers (True) or has used max_seconds of CPU on this file,
+        or the wall-clock cap has passed (False)."""
+        limit = self.limits.max_seconds
+        wall_cap = max(WALL_CAP_FACTOR * limit, WALL_CAP_MIN_SECONDS)
+        pid = self._proc.pid
+        cpu_start = process_cpu_seconds(pid)
+        wall_start = time.monotonic()
+        while not conn.poll(POLL_SECONDS):
+            wall = time.monotonic() - wall_start
+            cpu_now = process_cpu_seconds(pid)
+            if cpu_start is None or cpu_now is None:  # no /proc: wall clock is all there is
+                used = wall
+            else:
+                used = cpu_now - cpu_start
+            if used > limit or wall > wall_cap:
+                return conn.poll(0)
+        return True
 
     def _kill(self) -> None:
         if self._proc is not None:
@@ -133,3 +183,19 @@ class ParseWorker:
             if self._proc.is_alive():
                 self._proc.kill()
         self._proc, self._conn = None, None
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a process and of its children it has waited for (OCR runs
+    Tesseract as a child), from /proc; None where /proc is not available."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()  # the command name may contain spaces
+    utime, stime, cutime, cstime = (int(v) for v in fields[11:15])
+    return (utime + stime + cutime + cstime) / _CLOCK_TICKS

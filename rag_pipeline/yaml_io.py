@@ -1,5 +1,8 @@
 """YAML reading for config, access files and evaluation sets: always the safe loader, in its
-C implementation when libyaml is present (several times faster on large evaluation sets)."""
+C implementation when libyaml is present (several times faster on large evaluation sets).
+
+Duplicate keys are an error: YAML's default of "the last one wins" would let a second
+`files:` entry for the same name silently replace the first one's groups."""
 
 from __future__ import annotations
 
@@ -7,8 +10,31 @@ from typing import Any
 
 import yaml
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 YAMLError = yaml.YAMLError
+
+
+class DuplicateKeyError(yaml.constructor.ConstructorError):
+    """A mapping names the same key twice."""
+
+
+class _Loader(_Base):  # type: ignore[misc,valid-type]
+    pass
+
+
+def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    loader.flatten_mapping(node)
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if isinstance(key, (str, int, float, bool, type(None))) and key in seen:
+            raise DuplicateKeyError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+        if isinstance(key, (str, int, float, bool, type(None))):
+            seen.add(key)
+    return loader.construct_mapping(node, deep=True)
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 
 
 def load_yaml(text: str) -> Any:

@@ -211,3 +211,35 @@ def test_sync_with_credentials_in_the_config_file_exits_2(capsys, tmp_path: Path
     assert cli.main(["sync", "--config", str(path)]) == 2
     err = capsys.readouterr().err
     assert "credentials are never read from the config file" in err and "hunter2" not in err
+
+
+def test_every_bad_batch_line_gets_its_own_error_and_the_good_lines_their_answers(capsys, index, tmp_path: Path) -> None:
+    config, _ = index
+    good = json.dumps({"id": "good", "query": "Who approves a business trip abroad?"}).encode()
+    bad_lines = {
+        "as_of-number": json.dumps({"id": "as_of-number", "query": "travel", "as_of": 1700000000}).encode(),
+        "as_of-bad-date": json.dumps({"id": "as_of-bad-date", "query": "travel", "as_of": "2026-13-45"}).encode(),
+        "nul-query": json.dumps({"id": "nul-query", "query": "travel\u0000policy"}).encode(),
+        "nul-group": json.dumps({"id": "nul-group", "query": "travel", "groups": ["all\u0000staff"]}).encode(),
+        "huge-line": b'{"id": "huge-line", "query": "' + b"x" * (3 * 1024 * 1024) + b'"}',
+        "not-an-object": b'["travel"]',
+        "a-number": b"42",
+        "invalid-utf8": b'{"id": "bad-utf8", "query": "Gr\xfc\xdfe"}',
+        "groups-not-a-list": json.dumps({"id": "groups-not-a-list", "query": "travel", "groups": "all-staff"}).encode(),
+        "truncated-json": b'{"id": "truncated", "query": "trav',
+    }
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"\n".join([good, *bad_lines.values(), good]) + b"\n")
+    code, out = run_cli(capsys, "search", "--queries", str(path), "--groups", "all-staff", "--config", str(config))
+    assert code == 1
+    assert len(out) == len(bad_lines) + 2  # one answer per line, none lost, no traceback
+    assert out[0]["results"][0]["uri"] == POLICY and out[-1]["results"][0]["uri"] == POLICY
+    errors = out[1:-1]
+    assert all("error" in e and e["line"] == n for n, e in enumerate(errors, 2))
+    by_kind = dict(zip(bad_lines, (e["error"] for e in errors)))
+    assert "ISO 8601" in by_kind["as_of-number"] and "bad.jsonl:3" in by_kind["as_of-bad-date"]
+    assert "NUL" in by_kind["nul-query"] and "NUL" in by_kind["nul-group"]
+    assert "longer than" in by_kind["huge-line"]
+    assert "string 'query'" in by_kind["not-an-object"] and "string 'query'" in by_kind["a-number"]
+    assert "utf-8" in by_kind["invalid-utf8"].lower()
+    assert "list of strings" in by_kind["groups-not-a-list"]

@@ -112,3 +112,66 @@ def test_hostile_file_names_are_listed_verbatim(tmp_path: Path) -> None:
     for name in names:
         _write(tmp_path, name, "x")
     assert set(_listing(tmp_path)) == set(names)
+
+
+def _all(root: Path) -> dict[str, object]:
+    return {o.uri: o for o in FilesystemSource("s", root).list_objects()}
+
+
+def test_a_symlinked_access_file_inside_the_root_is_read(tmp_path: Path) -> None:
+    """Mounted ConfigMaps are symlinks: the folder must get the linked file's groups, not
+    inherit the wider groups of its parent."""
+    _write(tmp_path, "_access.yaml", "groups: [all-staff]\n")
+    _write(tmp_path, ".config/hr-access.yaml", "groups: [hr]\n")
+    _write(tmp_path, "hr/salaries.md", "pay")
+    (tmp_path / "hr" / "_access.yaml").symlink_to(tmp_path / ".config" / "hr-access.yaml")
+    assert _listing(tmp_path)["hr/salaries.md"].acl_groups == ("hr",)
+
+
+@pytest.mark.parametrize("target", ["outside", "dangling"])
+def test_a_symlinked_access_file_pointing_outside_or_nowhere_stops_the_listing(tmp_path: Path, target: str) -> None:
+    root = tmp_path / "root"
+    _write(root, "_access.yaml", "groups: [all-staff]\n")
+    _write(root, "hr/salaries.md", "pay")
+    outside = _write(tmp_path, "elsewhere.yaml", "groups: [everyone]\n")
+    (root / "hr" / "_access.yaml").symlink_to(outside if target == "outside" else tmp_path / "missing.yaml")
+    with pytest.raises(ListingError, match=r"hr/_access\.yaml"):
+        list(FilesystemSource("s", root).list_objects())
+
+
+def test_file_overrides_match_names_in_either_unicode_form(tmp_path: Path) -> None:
+    import unicodedata
+
+    nfc = "Gehälter-Übersicht.md"
+    _write(tmp_path, "_access.yaml", f"groups: [all-staff]\nfiles:\n  {nfc}: [hr]\n")
+    _write(tmp_path, unicodedata.normalize("NFD", nfc), "pay")  # as copied from macOS
+    [uri] = [u for u in _listing(tmp_path) if u != "_access.yaml"]
+    assert uri == unicodedata.normalize("NFD", nfc)  # the name on disk stays the document's URI
+    assert _listing(tmp_path)[uri].acl_groups == ("hr",)
+
+
+@pytest.mark.parametrize("files", ["  a.md: [hr]\n  a.md: [all-staff]\n",
+                                   "  \u00e4.md: [hr]\n  a\u0308.md: [all-staff]\n"])
+def test_duplicate_file_keys_in_an_access_file_are_an_error_naming_it(tmp_path: Path, files: str) -> None:
+    _write(tmp_path, "_access.yaml", "groups: [all-staff]\nfiles:\n" + files)
+    _write(tmp_path, "a.md", "x")
+    with pytest.raises(ListingError, match=r"_access\.yaml.*(duplicate key|twice)"):
+        list(FilesystemSource("s", tmp_path).list_objects())
+
+
+def test_fifos_sockets_and_devices_are_skipped_with_a_reason_and_never_opened(tmp_path: Path) -> None:
+    import os
+    import socket
+
+    _write(tmp_path, "_access.yaml", "groups: [all-staff]\n")
+    _write(tmp_path, "real.md", "text")
+    os.mkfifo(tmp_path / "pipe.md")  # opening it for reading would block forever
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "listen.sock"))
+    try:
+        listing = _all(tmp_path)  # returns at all: nothing waited on the FIFO
+    finally:
+        server.close()
+    assert isinstance(listing["real.md"], SourceObject)
+    assert "FIFO" in listing["pipe.md"].reason and "never opened" in listing["pipe.md"].reason
+    assert "socket" in listing["listen.sock"].reason

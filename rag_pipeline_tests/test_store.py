@@ -29,7 +29,8 @@ def test_migrations_apply_once_and_are_recorded(db_url: str, tmp_path: Path) -> 
 
 
 def test_a_second_sync_of_a_busy_source_is_refused(db_url: str) -> None:
-    with database.connect(db_url) as conn:
+    with database.connect(db_url) as conn, database.connect(db_url) as holder:
+        store.runs.hold_run(holder, "run-a")  # run-a's step process is alive
         store.runs.create_run(conn, "run-a", ["handbook"], None)  # type: ignore[arg-type]
         store.runs.claim_sources(conn, "run-a", ["handbook"], lambda r, t: True)
         store.runs.create_run(conn, "run-b", ["handbook", "other"], None)  # type: ignore[arg-type]
@@ -38,6 +39,40 @@ def test_a_second_sync_of_a_busy_source_is_refused(db_url: str) -> None:
         # a different source is free
         store.runs.create_run(conn, "run-c", ["other"], None)  # type: ignore[arg-type]
         store.runs.claim_sources(conn, "run-c", ["other"], lambda r, t: r != "run-a")
+
+
+def test_a_run_whose_step_process_died_frees_its_source_at_once(db_url: str) -> None:
+    """The lock is a session-level lock on the step's connection: a dead process drops it."""
+    with database.connect(db_url) as conn:
+        holder = database.connect(db_url)
+        store.runs.hold_run(holder, "dead")
+        store.runs.create_run(conn, "dead", ["handbook"], None)  # type: ignore[arg-type]
+        store.runs.claim_sources(conn, "dead", ["handbook"], lambda r, t: True)
+        store.work_items.insert_items(conn, "dead", [{"source": "handbook", "uri": "a.md", "action": "new",
+                                                      "checksum": "sha256:x", "blob_sha256": None,
+                                                      "size_bytes": 1, "acl_groups": []}])
+        store.runs.create_run(conn, "next", ["handbook"], None)  # type: ignore[arg-type]
+        with pytest.raises(store.runs.SourceBusyError, match="dead"):
+            store.runs.claim_sources(conn, "next", ["handbook"], lambda r, t: True)
+        holder.close()  # what a kill -9 does to the holder's connection
+        store.runs.create_run(conn, "after", ["handbook"], None)  # type: ignore[arg-type]
+        store.runs.claim_sources(conn, "after", ["handbook"], lambda r, t: True)
+        assert store.runs.get_run(conn, "dead")["status"] == "failed"
+        assert conn.execute("SELECT count(*) FROM run_items WHERE run_id = 'dead'").fetchone() == (0,)
+
+
+def test_between_two_steps_a_lease_keeps_the_run_alive_until_it_expires(db_url: str) -> None:
+    with database.connect(db_url) as conn, database.connect(db_url) as holder:
+        store.runs.hold_run(holder, "stepping")
+        store.runs.create_run(conn, "stepping", ["handbook"], None)  # type: ignore[arg-type]
+        store.runs.release_run(holder, "stepping")  # a step ended; the next one has not started
+        store.runs.create_run(conn, "next", ["handbook"], None)  # type: ignore[arg-type]
+        with pytest.raises(store.runs.SourceBusyError, match="stepping"):
+            store.runs.claim_sources(conn, "next", ["handbook"], lambda r, t: True)
+        conn.execute("UPDATE runs SET lease_until = now() - interval '1 second' WHERE run_id = 'stepping'")
+        store.runs.create_run(conn, "later", ["handbook"], None)  # type: ignore[arg-type]
+        store.runs.claim_sources(conn, "later", ["handbook"], lambda r, t: True)
+        assert store.runs.get_run(conn, "stepping")["status"] == "failed"
 
 
 def test_a_crashed_run_does_not_block_the_source_forever(db_url: str) -> None:
@@ -54,9 +89,8 @@ def test_rerun_after_a_crash_mid_run_leaves_no_duplicates(capsys, tmp_path: Path
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     config_path = write_config(tmp_path, db_url, docs=demo_copy, eval_set=DEMO_DIR / "eval.yaml")
     stage_without_gate(config_path, db_url, "crashed-run", embedder)
-    # the crashed run is unknown to the next run's (ephemeral) Dagster instance and was started
-    # long ago, so the lock is treated as abandoned
-    query(db_url, "UPDATE runs SET started_at = now() - interval '7 hours' WHERE run_id = 'crashed-run' RETURNING 1")
+    # the crashed run died between two steps: no process holds its lock; its lease has expired
+    query(db_url, "UPDATE runs SET lease_until = now() - interval '1 second' WHERE run_id = 'crashed-run' RETURNING 1")
     code, out = sync(capsys, config_path)
     assert code == 0, out
     assert query(db_url, "SELECT status FROM runs WHERE run_id = 'crashed-run'") == [("failed",)]

@@ -71,6 +71,33 @@ def _print_hits(query: str, caller_groups: list[str], hits: list[Hit]) -> None:
         out.print("   " + shown(text[:400] + "…" if len(text) > 400 else text))
 
 
+MAX_LINE_BYTES = 1024 * 1024  # far above any real query line (queries are capped far below)
+
+
+def _lines(handle: Any) -> Any:
+    """The file's lines as bytes, or None for a line over MAX_LINE_BYTES (read past, never held)."""
+    while raw := handle.readline(MAX_LINE_BYTES + 1):
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            while (rest := handle.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+                pass
+            yield None
+        else:
+            yield raw
+
+
+def _request(request: Any, caller_groups: list[str]) -> tuple[str, list[str], str | None]:
+    """(query, groups, as_of) of one batch line, or ValueError saying what is wrong with it."""
+    if not isinstance(request, dict) or not isinstance(request.get("query"), str):
+        raise ValueError("each line must be an object with a string 'query'")
+    line_groups = request.get("groups", caller_groups)
+    if not isinstance(line_groups, list) or not all(isinstance(g, str) and "\x00" not in g for g in line_groups):
+        raise ValueError("'groups' must be a list of strings (without NUL characters)")
+    line_as_of = request.get("as_of")
+    if line_as_of is not None and (not isinstance(line_as_of, str) or "\x00" in line_as_of):
+        raise ValueError("'as_of' must be an ISO 8601 string")
+    return request["query"], line_groups, line_as_of
+
+
 def _search_batch(conn: psycopg.Connection, model: Embedder, path: Path, caller_groups: list[str],
                   when: datetime | None, k: int, user: str | None) -> int:
     """One JSON line out per line in; a bad line gets its own error line and the batch goes on."""
@@ -78,31 +105,27 @@ def _search_batch(conn: psycopg.Connection, model: Embedder, path: Path, caller_
     from rag_pipeline.times import parse_time
 
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
         raise UsageError(f"--queries {path}: {exc.strerror}") from exc
     failed = 0
     with handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
+        for number, raw in enumerate(_lines(handle), 1):
             request: Any = None
             try:
+                if raw is None:
+                    raise ValueError(f"line is longer than {MAX_LINE_BYTES:,} bytes; it was skipped")
+                line = raw.decode("utf-8")
+                if not line.strip():
+                    continue
                 request = json.loads(line)
-                if not isinstance(request, dict) or not isinstance(request.get("query"), str):
-                    raise ValueError("each line must be an object with a string 'query'")
-                line_groups = request.get("groups", caller_groups)
-                if not isinstance(line_groups, list) or not all(isinstance(g, str) for g in line_groups):
-                    raise ValueError("'groups' must be a list of strings")
-                line_as_of = request.get("as_of")
-                if line_as_of is not None and not isinstance(line_as_of, str):
-                    raise ValueError("'as_of' must be an ISO 8601 string")
+                query, line_groups, line_as_of = _request(request, caller_groups)
                 line_user = request.get("user", user)
                 if line_user is not None and not isinstance(line_user, str):
                     raise ValueError("'user' must be a string")
-                hits = search(conn, model, request["query"], line_groups, k=k,
+                hits = search(conn, model, query, line_groups, k=k,
                               as_of=parse_time(line_as_of) if line_as_of else when, user=line_user)
-                emit_json({"id": request.get("id"), "query": request["query"], "log_id": hits.log_id,
+                emit_json({"id": request.get("id"), "query": query, "log_id": hits.log_id,
                            "results": [h.record() for h in hits]})
             except (ValueError, UnicodeDecodeError, PipelineError) as exc:  # JSONDecodeError is a ValueError
                 failed += 1

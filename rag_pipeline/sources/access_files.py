@@ -6,6 +6,7 @@ An access file applies to its folder and everything below until a deeper one rep
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -43,12 +44,22 @@ def parse_access_file(text: str, where: str) -> AccessRule:
     files_raw = raw.get("files") or {}
     if not isinstance(files_raw, dict):
         raise AccessFileError(f"{where}: 'files' must map file names to group lists")
-    files = {}
+    files: dict[str, tuple[str, ...]] = {}
     for name, value in files_raw.items():
         if not isinstance(name, str) or "/" in name or name in ("", ".", ".."):
             raise AccessFileError(f"{where}: files key {name!r} must be a file name in this folder")
-        files[name] = _groups(value, f"{where}: files.{name}")
+        key = normalise_name(name)
+        if key in files:
+            raise AccessFileError(f"{where}: files names {name!r} twice (the same name in another Unicode form); "
+                                  "keep one entry per file")
+        files[key] = _groups(value, f"{where}: files.{name}")
     return AccessRule(groups=groups, files=files)
+
+
+def normalise_name(name: str) -> str:
+    """Names compare in Unicode NFC: the same name typed on Linux (NFC) and stored by macOS
+    (NFD) must match, or a `files:` override would silently not apply."""
+    return unicodedata.normalize("NFC", name)
 
 
 def _groups(value: Any, where: str) -> tuple[str, ...]:
@@ -71,8 +82,9 @@ class AccessResolver:
         path = PurePosixPath(uri)
         folder = "" if str(path.parent) == "." else str(path.parent)
         own = self._rules.get(folder)
-        if own and path.name in own.files:
-            return own.files[path.name]
+        name = normalise_name(path.name)
+        if own and name in own.files:
+            return own.files[name]
         while True:
             rule = self._rules.get(folder)
             if rule and rule.groups is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -29,7 +30,10 @@ def sha256_file(path: Path) -> str:
 
 class FilesystemSource:
     """Lists a folder tree. Hidden files and folders (dot-names) and symlinks are skipped:
-    a symlink could point outside the configured root."""
+    a symlink could point outside the configured root. An `_access.yaml` symlink (a mounted
+    ConfigMap) is read when its target is inside the root and stops the sync otherwise: an
+    access file is never ignored. Only regular files are offered; a FIFO, socket or device
+    is reported as skipped and never opened (opening a FIFO blocks forever)."""
 
     def __init__(self, name: str, root: Path, deny: Sequence[str] = ()) -> None:
         self.name = name
@@ -42,7 +46,7 @@ class FilesystemSource:
         resolver = AccessResolver()
         for folder, files in self._walk():
             rel_folder = self._rel(folder)
-            if ACCESS_FILE in files:
+            if (folder / ACCESS_FILE).is_symlink() or ACCESS_FILE in files:
                 resolver.add(rel_folder, self._access_rule(folder / ACCESS_FILE))
             for name in sorted(files):
                 if name == ACCESS_FILE:
@@ -75,6 +79,9 @@ class FilesystemSource:
     def _access_rule(self, path: Path):  # noqa: ANN202
         where = str(path)
         try:
+            path = self._inside_root(path)
+            if not stat.S_ISREG(path.stat().st_mode):
+                raise ListingError(f"{where}: access file is not a regular file")
             if path.stat().st_size > MAX_ACCESS_FILE_BYTES:
                 raise ListingError(f"{where}: access file larger than 1 MiB; it cannot be right")
             return parse_access_file(path.read_text(encoding="utf-8"), where)
@@ -82,10 +89,35 @@ class FilesystemSource:
             # A broken ACL must not silently widen or narrow access: stop this source's sync.
             raise ListingError(f"source {self.name!r}: {exc}") from exc
 
+    def _inside_root(self, path: Path) -> Path:
+        """The access file's real path; a symlink must resolve to a file inside the root."""
+        if not path.is_symlink():
+            return path
+        try:
+            target = path.resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            raise ListingError(f"{path}: access file is a symlink whose target does not exist ({exc}); "
+                               "fix the link or the folder's access cannot be known") from exc
+        if self.root.resolve() not in target.parents:
+            raise ListingError(f"{path}: access file is a symlink to {target}, outside the source folder; "
+                               "an access file must live inside the source")
+        return target
+
     def _object(self, path: Path, uri: str, resolver: AccessResolver) -> SourceObject | SkippedObject:
         try:
-            size = path.stat().st_size
+            info = path.lstat()
+            if not stat.S_ISREG(info.st_mode):
+                return SkippedObject(uri, f"{path} is not a regular file ({_file_type(info.st_mode)}); it is never opened")
+            size = info.st_size
             checksum = "sha256:" + sha256_file(path)
         except OSError as exc:
             return SkippedObject(uri, f"cannot read {path}: {exc.strerror}; check its permissions")
         return SourceObject(uri=uri, checksum=checksum, size=size, acl_groups=resolver.groups_for(uri))
+
+
+def _file_type(mode: int) -> str:
+    for test, label in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                        (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return label
+    return "not a regular file"

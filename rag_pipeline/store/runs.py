@@ -1,4 +1,12 @@
-"""Runs and the per-source sync lock: one running sync per source, crashed runs reclaimed."""
+"""Runs and the per-source sync lock: one running sync per source, crashed runs reclaimed.
+
+A run counts as alive only while a process works on it: each step holds a session-level
+advisory lock on the run (`hold_run`, on a connection of the step's process, so the lock dies
+with that process, whatever kills it), and a step that ends leaves a short lease
+(`release_run`) for the next step's process to start. A run neither locked nor leased is
+dead: the next sync of its sources fails it, discards what it staged and deletes its work
+items at once.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +27,39 @@ class SourceBusyError(PipelineError):
     """Another run holds the sync lock of a source."""
 
 
+LEASE_GRACE_SECONDS = 300  # between two steps: the next step's process may need minutes to start
+
+
+def _run_lock_key(run_id: str) -> str:
+    return "rag-run:" + run_id
+
+
+def hold_run(conn: psycopg.Connection, run_id: str) -> None:
+    """Mark the run as worked on by this connection's process until `release_run` or until the
+    connection dies. Shared, so steps of one run in several processes may hold it together."""
+    conn.execute("SELECT pg_advisory_lock_shared(hashtextextended(%s, 0))", (_run_lock_key(run_id),))
+    conn.execute("UPDATE runs SET lease_until = NULL WHERE run_id = %s AND status = 'running'", (run_id,))
+
+
+def release_run(conn: psycopg.Connection, run_id: str, grace_seconds: float = LEASE_GRACE_SECONDS) -> None:
+    """A step ended: leave the lease for the next step, then drop the lock."""
+    conn.execute(
+        "UPDATE runs SET lease_until = now() + make_interval(secs => %s) WHERE run_id = %s AND status = 'running'",
+        (grace_seconds, run_id),
+    )
+    conn.execute("SELECT pg_advisory_unlock_shared(hashtextextended(%s, 0))", (_run_lock_key(run_id),))
+
+
+def _run_is_worked_on(conn: psycopg.Connection, run_id: str) -> bool:
+    """A step holds the run's lock now, or one ended within the lease. Inside a transaction:
+    the probe lock is held until it ends, so no step of that run starts meanwhile."""
+    free = conn.execute("SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", (_run_lock_key(run_id),)).fetchone()[0]
+    if not free:
+        return True
+    leased = conn.execute("SELECT lease_until > now() FROM runs WHERE run_id = %s", (run_id,)).fetchone()
+    return bool(leased and leased[0])
+
+
 def create_run(conn: psycopg.Connection, run_id: str, sources: Sequence[str], model_id: int) -> None:
     """Register a run (idempotent, so a re-executed plan step does not fail). Commits."""
     with conn.transaction():
@@ -34,9 +75,10 @@ def claim_sources(
 ) -> None:
     """Make this run the only running sync of its sources, or raise SourceBusyError. Commits.
 
-    A transaction-level advisory lock per source serialises the check; runs still marked
-    'running' whose process is gone (per `is_alive`, e.g. the orchestrator's view) are failed
-    so a crash does not block a source forever.
+    A transaction-level advisory lock per source serialises the check. A run still marked
+    'running' is failed and cleaned up (staged versions discarded, work items and their parsed
+    payloads deleted) when no process works on it any more (no lock, lease expired), or when
+    `is_alive` (the orchestrator's view) says it has finished: a kill -9 frees a source at once.
     """
     busy: str | None = None
     with conn.transaction():
@@ -47,7 +89,7 @@ def claim_sources(
             (run_id, list(sources)),
         ).fetchall()
         for other, started_at in rows:
-            if is_alive(other, started_at):
+            if _run_is_worked_on(conn, other) and is_alive(other, started_at):
                 busy = other
                 break
             conn.execute(

@@ -156,8 +156,9 @@ def stage_acl_version(conn: psycopg.Connection, run_id: str, source: str, uri: s
             " content_hash, text, model_id, embedding, tsv FROM chunks WHERE version_id = %s",
             (version_id, live[0]),
         )
-        conn.execute(
-            "UPDATE run_items SET stage = 'staged' WHERE run_id = %s AND source = %s AND uri = %s",
+        conn.execute(  # a quarantined item keeps its stage: its content still failed
+            "UPDATE run_items SET stage = 'staged' WHERE run_id = %s AND source = %s AND uri = %s"
+            " AND stage <> 'quarantined'",
             (run_id, source, uri),
         )
     return True

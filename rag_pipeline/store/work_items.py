@@ -93,6 +93,27 @@ def item_stage_counts(conn: psycopg.Connection, run_id: str) -> dict[str, int]:
     return {r[0]: r[1] for r in rows}
 
 
+def item_groups(conn: psycopg.Connection, run_id: str, stages: Sequence[str], actions: Sequence[str]) -> list[tuple[str, str, list[str]]]:
+    """(source, uri, acl_groups) of the run's items at `stages` with `actions`."""
+    rows = conn.execute(
+        "SELECT source, uri, acl_groups FROM run_items WHERE run_id = %s AND stage = ANY(%s) AND action = ANY(%s)"
+        " ORDER BY source, uri",
+        (run_id, list(stages), list(actions)),
+    ).fetchall()
+    return [(r[0], r[1], list(r[2])) for r in rows]
+
+
+def known_failures(conn: psycopg.Connection, run_id: str) -> int:
+    """Items this run quarantined that an earlier run had already quarantined with the same
+    checksum: the same broken file again, not a new failure."""
+    return conn.execute(
+        "SELECT count(*) FROM run_items i WHERE i.run_id = %s AND i.stage = 'quarantined' AND EXISTS"
+        " (SELECT 1 FROM quarantine q WHERE q.source = i.source AND q.uri = i.uri"
+        " AND q.checksum = i.checksum AND q.run_id <> i.run_id)",
+        (run_id,),
+    ).fetchone()[0]
+
+
 def cleanup_run_items(conn: psycopg.Connection, run_id: str) -> None:
     """Drop a finished run's work items (their payloads are large; quarantine keeps the errors). Commits."""
     with conn.transaction():

@@ -22,10 +22,16 @@ def no_progress(step: str, done: int, total: int) -> None:
 
 @dataclass
 class SyncContext:
+    """`connect()` also marks the run as worked on by this process while any of its
+    connections is open (store.runs.hold_run): every step works inside one, so a step killed
+    by any means frees the run's sources at once for the next sync."""
+
     config: Config
     db_url: str
     run_id: str
     progress: Progress = field(default=no_progress)
+    _holder: psycopg.Connection | None = field(default=None, init=False, repr=False, compare=False)
+    _depth: int = field(default=0, init=False, repr=False, compare=False)
 
     _blobs: Blobs | None = field(default=None, init=False, repr=False)
 
@@ -38,14 +44,40 @@ class SyncContext:
 
     @contextmanager
     def connect(self) -> Iterator[psycopg.Connection]:
-        """A connection acting as the writer role: the grants that keep history append-only
-        apply to the pipeline itself, not only to other logins."""
-        conn = database.connect(self.db_url)
+        """A connection acting as the writer role (the grants that keep history append-only
+        apply to the pipeline itself), while this process holds the run (see the class doc)."""
+        self._hold()
         try:
-            store.roles.assume(conn, store.roles.WRITER)
-            yield conn
+            conn = database.connect(self.db_url)
+            try:
+                store.roles.assume(conn, store.roles.WRITER)
+                yield conn
+            finally:
+                conn.close()
         finally:
-            conn.close()
+            self._release()
+
+    def _hold(self) -> None:
+        if self._depth == 0:
+            holder = database.connect(self.db_url)
+            try:
+                store.runs.hold_run(holder, self.run_id)
+            except BaseException:
+                holder.close()
+                raise
+            self._holder = holder
+        self._depth += 1
+
+    def _release(self) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._holder is not None:
+            holder, self._holder = self._holder, None
+            try:
+                store.runs.release_run(holder, self.run_id)
+            except psycopg.Error:
+                pass  # the lock goes with the connection anyway; the lease is only a courtesy
+            finally:
+                holder.close()
 
 
 def prepare_database(config: Config) -> str:

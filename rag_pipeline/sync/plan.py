@@ -16,6 +16,7 @@ from rag_pipeline.errors import PipelineError
 from rag_pipeline.parsing import KIND_BY_SUFFIX, parser_version_for
 from rag_pipeline.parsing.detect import file_suffix
 from rag_pipeline.sources import ObjectReadError, SkippedObject, SourceObject, open_source
+from rag_pipeline.sync.batches import CONTENT_ACTIONS
 from rag_pipeline.sync.context import SyncContext
 
 
@@ -78,6 +79,7 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
     items: list[dict] = []
     learned: list[tuple[str, str, str]] = []  # (uri, listing fingerprint, content sha256)
     seen: set[str] = set()
+    refused: list[dict] = []
     listed = 0
     for obj in source.list_objects():  # raises ListingError: then nothing below runs, nothing is tombstoned
         listed += 1
@@ -93,7 +95,9 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
             store.quarantine.record_quarantine(conn, ctx.run_id, source_config.name, obj.uri, None, stage, str(exc))
             continue
         counts[action] += 1
-        if item is not None:
+        if item is not None and action in CONTENT_ACTIONS and item["size_bytes"] > ctx.config.limits.max_bytes:
+            refused.append(item)  # over limits.max_bytes by its listed size: never read, never stored
+        elif item is not None:
             items.append(item)
         if listed % 100 == 0:
             ctx.progress(f"plan {source_config.name}", listed, 0)
@@ -107,7 +111,9 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
         for uri in gone
     )
     with conn.transaction():
-        store.work_items.insert_items(conn, ctx.run_id, items)
+        store.work_items.insert_items(conn, ctx.run_id, items + refused)
+        for item in refused:
+            store.work_items.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], "limits", _too_large(ctx, item))
         store.source_fingerprints.record_fingerprints(conn, source_config.name, learned)
     return counts
 
@@ -131,6 +137,8 @@ def _plan_object(ctx: SyncContext, source, source_name: str, obj: SourceObject, 
     action = _action(obj, live, model_id)
     if action == "unchanged":
         return action, None
+    if action in CONTENT_ACTIONS and blob is None and obj.size > ctx.config.limits.max_bytes:
+        return action, _refused_item(ctx, source_name, obj, action)
     return action, _item(ctx, source, source_name, obj, action, blob)
 
 
@@ -141,6 +149,20 @@ def _read(source, uri: str) -> bytes:  # noqa: ANN001
         return source.read(uri)
     except OSError as exc:
         raise ObjectReadError(f"cannot read {uri!r} after listing it: {exc}") from exc
+
+
+def _refused_item(ctx: SyncContext, source_name: str, obj: SourceObject, action: str) -> dict:
+    """A work item for a file over limits.max_bytes by its listed size: quarantined at once
+    (its access change, if any, still applies), its bytes never read nor kept."""
+    return {"source": source_name, "uri": obj.uri, "action": action, "checksum": obj.checksum,
+            "blob_sha256": None, "size_bytes": obj.size, "acl_groups": list(obj.acl_groups)}
+
+
+def _too_large(ctx: SyncContext, item: dict) -> str:
+    mib = 1024 * 1024
+    return (f"file is too large: {item['size_bytes'] / mib:.1f} MiB is over the "
+            f"{ctx.config.limits.max_bytes / mib:.1f} MiB limit; it was not read. "
+            "Split the document or raise limits.max_bytes")
 
 
 def parser_version_for_name(uri: str) -> str:

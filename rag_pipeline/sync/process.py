@@ -13,7 +13,7 @@ import numpy as np
 
 from rag_pipeline import store
 from rag_pipeline.chunking import chunk_elements
-from rag_pipeline.cleaning.clean import clean_elements
+from rag_pipeline.cleaning.clean import clean_elements, make_safe
 from rag_pipeline.cleaning.notices import document_fingerprints, is_notice
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.parse_worker import ParseWorker, from_wire
@@ -46,7 +46,11 @@ class EmbedResult:
 
 def parse_items(ctx: SyncContext) -> ParseResult:
     """Parse planned items and record each document's paragraph fingerprints with it, so the
-    clean step judges notices across the whole source; returns counts, pages and warnings."""
+    clean step judges notices across the whole source; returns counts, pages and warnings.
+
+    Secrets are redacted (and control characters neutralised) here, before anything of the
+    document is stored: the work item and the fingerprints never hold text from before
+    redaction, so neither a crashed run's leftovers nor a hash can give a secret away."""
     counts: Counter = Counter()
     warnings: list[str] = []
     with ctx.connect() as conn, ParseWorker(ctx.config.limits) as worker:
@@ -61,6 +65,7 @@ def parse_items(ctx: SyncContext) -> ParseResult:
                         store.work_items.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], stage, str(exc))
                     counts["quarantined"] += 1
                     continue
+                wire = _redacted(wire)
                 fingerprints = document_fingerprints(from_wire(wire).elements)
                 with conn.transaction():
                     store.work_items.advance_item(conn, ctx.run_id, item["source"], item["uri"], "parsed", "parsed", wire)
@@ -71,6 +76,13 @@ def parse_items(ctx: SyncContext) -> ParseResult:
                 warnings.extend(f"{item['uri']}: {w}" for w in wire.get("warnings") or [])
         store.runs.update_run(conn, ctx.run_id, counts={"parse": dict(counts)})
     return ParseResult(counts=dict(counts), warnings=warnings)
+
+
+def _redacted(wire: dict) -> dict:
+    """The parsed document in wire form with secrets redacted; what was removed is kept under
+    'safety' for the clean step's counts."""
+    elements, safety = make_safe(from_wire(wire).elements)
+    return {**wire, "elements": [e.to_dict() for e in elements], "safety": dict(safety)}
 
 
 def _drop_fingerprints_of_gone(ctx: SyncContext, conn) -> None:  # noqa: ANN001
@@ -89,7 +101,9 @@ def clean_items(ctx: SyncContext) -> CleanResult:
         for batch in work_batches(ctx, conn, "parsed", ("parsed",), "clean"):
             for item in batch:
                 parsed = from_wire(item["parsed"])
-                elements, counts = clean_elements(parsed.elements, _notices(conn, item["source"], parsed.elements))
+                elements, counts = clean_elements(parsed.elements, _notices(conn, item["source"], parsed.elements),
+                                                  already_safe=True)
+                counts.update(item["parsed"].get("safety") or {})
                 removed.update(counts)
                 per_document[item["uri"]] = dict(counts)
                 if not any(e.text.strip() for e in elements):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-SAFETY_VERSION = "safety1"
+SAFETY_VERSION = "safety2"  # safety2: keys across element boundaries, PuTTY keys
 
 
 @dataclass

@@ -27,6 +27,11 @@ Accept = Callable[[re.Match[str], str], bool]
 Boundary = Callable[[str, int], bool]
 
 
+# Private-use characters the cleaner uses to mark element boundaries inside the one text it
+# redacts (cleaning/clean.py); block-shaped redactors treat them as layout, like a blank line.
+BOUNDARY_CHARS = "\ue000-\ue01f"
+
+
 def placeholder(kind: str) -> str:
     """The text that stands in for a removed secret; the kind stays so readers know what was there."""
     return f"{PLACEHOLDER_PREFIX}{kind}]"

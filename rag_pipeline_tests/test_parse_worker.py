@@ -1,0 +1,66 @@
+"""The parse worker's time limit is the worker's own CPU time on one file: a busy machine must
+not turn normal files into timeouts, a timeout must not make the next file time out, and a
+file that really needs far more CPU than the limit is still stopped."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+from conftest import DEMO_DIR
+
+from rag_pipeline.parse_worker import ParseWorker, process_cpu_seconds
+from rag_pipeline.parsing.types import ParseError, ParseLimits
+from rag_pipeline.parsing.warmup import sample_documents, warm_up
+
+BUSY_LOOPS = 3  # more CPU-bound processes than the 2 cores CI machines have
+
+
+def _pathological_markdown() -> bytes:
+    """1500 nested list levels: the Markdown stack needs minutes of CPU for this."""
+    return "".join("  " * i + "- item\n" for i in range(1500)).encode()
+
+
+@pytest.fixture
+def cpu_load() -> Iterator[None]:
+    """Busy-loop processes competing for every core while the test runs."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(BUSY_LOOPS)]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
+def test_normal_files_parse_under_cpu_load_while_a_pathological_file_is_stopped(cpu_load: None) -> None:
+    files = sorted(p for p in DEMO_DIR.joinpath("docs").rglob("*") if p.is_file() and p.name != "_access.yaml")
+    assert len(files) >= 6
+    with ParseWorker(ParseLimits(max_seconds=2.0, ocr=False)) as worker:
+        with pytest.raises(ParseError, match="longer than 2 s of CPU time"):
+            worker.parse(_pathological_markdown(), "nested.md")
+        for path in files:  # the first file after a timeout gets a fresh worker, warmed before timing
+            wire = worker.parse(path.read_bytes(), path.name)
+            assert wire["elements"], path
+
+
+def test_warm_up_parses_a_sample_of_every_supported_kind() -> None:
+    from rag_pipeline.parsing import SUPPORTED_SUFFIXES
+
+    samples = sample_documents()
+    suffixes = {name[name.rindex("."):] for name in samples}
+    assert {s for s in SUPPORTED_SUFFIXES if s not in (".htm", ".markdown")} <= suffixes
+    assert warm_up() == []
+
+
+def test_cpu_seconds_are_read_for_a_live_process_and_none_for_a_gone_one() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "import time\nx=0\nfor i in range(3_000_000): x+=i\ntime.sleep(30)"])
+    try:
+        first = process_cpu_seconds(proc.pid)
+        assert first is not None and first >= 0
+    finally:
+        proc.kill()
+        proc.wait()
+    assert process_cpu_seconds(proc.pid) is None
