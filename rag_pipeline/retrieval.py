@@ -4,17 +4,20 @@ of the SQL query, the query is embedded with the index's own model, and every se
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import psycopg
 
-from rag_pipeline import store
+from rag_pipeline import rerank, store
 from rag_pipeline.embedding import Embedder, ModelError
 from rag_pipeline.errors import UsageError
 
 MAX_QUERY_CHARS = 2000  # the model reads 256 tokens; a longer "query" is a document, not a question
+MODES = ("vector", "fulltext", "hybrid", "hybrid+rerank")
+DEFAULT_MODE = "hybrid+rerank"
+RERANK_DEPTH = 50  # fused candidates the rerank stage reorders before the top k are kept
 
 
 class QueryError(UsageError):
@@ -38,12 +41,17 @@ class Hit:
     text: str
     acl_groups: list[str]
     status: str
+    # Why it ranked where it did: branch ranks, BM25 term coverage and, after the rerank stage,
+    # every rerank feature and the rerank score. Logged with the hit.
+    features: dict[str, float] = field(default_factory=dict)
 
     def record(self, *, with_text: bool = True) -> dict[str, Any]:
         """The hit as the CLI prints it in JSON, the evaluation lists it and the search log keeps it."""
         record = {"uri": self.uri, "source": self.source, "version": self.version_no,
                   "section_path": self.section_path, "pages": [self.page_start, self.page_end],
                   "chunk_id": self.chunk_id, "score": round(self.score, 6), "similarity": round(self.similarity, 4)}
+        if self.features:
+            record["features"] = self.features
         if with_text:
             record["text"] = self.text
         return record
@@ -73,7 +81,13 @@ def search(
     as_of: datetime | None = None,
     preview_run: str | None = None,
     log: bool = True,
+    mode: str = DEFAULT_MODE,
 ) -> list[Hit]:
+    """The top k chunks for the query as the caller may see them, by `mode`: one branch alone
+    (vector, fulltext), both fused by reciprocal rank (hybrid), or fused then reordered by the
+    deterministic rerank stage (hybrid+rerank, the default)."""
+    if mode not in MODES:
+        raise QueryError(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
     if len(query) > MAX_QUERY_CHARS:
         raise QueryError(f"query is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}")
     if "\x00" in query:
@@ -84,14 +98,30 @@ def search(
     hits: list[Hit] = []
     if model_id is not None and groups and query.strip():
         vector = embedder.encode([query])[0]
-        rows = store.search.search_chunks(conn, vector, query, groups, model_id, k, view)
+        reranked = mode == "hybrid+rerank"
+        depth = max(k, RERANK_DEPTH) if reranked else k
+        rows = store.search.search_chunks(conn, vector, query, groups, model_id, depth, view,
+                                          candidates=max(50, depth), mode="hybrid" if reranked else mode)
         hits = [_hit(r) for r in rows]
+        if reranked:
+            hits = rerank_hits(query, hits)[:k]
     if log:
         store.search.log_search(
             conn, query, groups, as_of, model_id, k,
             [h.record(with_text=False) for h in hits],
         )
     return hits
+
+
+def rerank_hits(query: str, hits: list[Hit]) -> list[Hit]:
+    """Reorder fused hits by the rerank stage; each hit keeps its features and rerank score."""
+    candidates = [rerank.Candidate(h.text, h.section_path, h.score, h.features.get("term_coverage", 0.0)) for h in hits]
+    ordered = []
+    for index, value, found in rerank.rerank(query, candidates):
+        hit = hits[index]
+        hit.features = {**hit.features, **found, "rerank": round(value, 6)}
+        ordered.append(hit)
+    return ordered
 
 
 def _hit(row: dict[str, Any]) -> Hit:
@@ -111,4 +141,13 @@ def _hit(row: dict[str, Any]) -> Hit:
         text=row["text"],
         acl_groups=list(row["acl_groups"]),
         status=row["status"],
+        features=_branch_features(row),
     )
+
+
+def _branch_features(row: dict[str, Any]) -> dict[str, float]:
+    found = {"term_coverage": round(float(row.get("term_coverage") or 0.0), 6)}
+    for name in ("vec_rank", "fts_rank"):
+        if row.get(name) is not None:
+            found[name] = int(row[name])
+    return found
