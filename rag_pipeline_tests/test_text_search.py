@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag_pipeline import chunking, database, retrieval, store, text_search
-from rag_pipeline.parsing.types import Element
+from rag_pipeline import database, retrieval, text_search
+from rag_pipeline_tests.helpers import index_documents
 
 GROUP = "staff"
 
@@ -23,24 +23,9 @@ DOCS = {
 }
 
 
-def _index(db_url: str, embedder, docs: dict[str, tuple[str, str]]) -> None:
-    """Stage and publish documents exactly as the sync's chunk and stage steps do."""
-    with database.connect(db_url) as conn:
-        model_id = store.models.register_model(conn, embedder.identity.as_dict())
-        store.runs.create_run(conn, "run-1", ["docs"], model_id)
-        for uri, (title, body) in docs.items():
-            elements = [Element("heading", title, level=1), Element("paragraph", body)]
-            chunks = [c.to_dict() for c in chunking.chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)]
-            language = text_search.detect_language(chunking.cleaned_text(elements)[0])
-            vectors = embedder.encode([c["search_text"] for c in chunks])
-            fields = {"model_id": model_id, "acl_groups": [GROUP], "language": language, "checksum": uri}
-            store.versions.stage_content_version(conn, "run-1", "docs", uri, fields, chunks, vectors)
-        store.versions.publish(conn, "run-1")
-
-
 @pytest.fixture
 def indexed(db_url: str, embedder) -> str:
-    _index(db_url, embedder, DOCS)
+    index_documents(db_url, embedder, DOCS, GROUP)
     return db_url
 
 
@@ -129,7 +114,7 @@ def test_every_mode_answers_and_an_unknown_mode_is_refused(indexed: str, embedde
 
 
 def test_fulltext_idf_never_counts_chunks_the_caller_may_not_see(db_url: str, embedder) -> None:
-    _index(db_url, embedder, DOCS)
+    index_documents(db_url, embedder, DOCS, GROUP)
     with database.connect(db_url) as conn:
         hidden = retrieval.search(conn, embedder, "canteen", ["other-group"], k=5, log=False, mode="fulltext")
     assert hidden == []

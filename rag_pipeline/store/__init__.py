@@ -11,6 +11,7 @@ from rag_pipeline.store import (
     migrations,
     models,
     quarantine,
+    refusal,
     runs,
     search,
     status,
@@ -19,6 +20,6 @@ from rag_pipeline.store import (
 )
 
 __all__ = [
-    "embeddings", "fingerprints", "history", "migrations", "models", "quarantine", "runs",
+    "embeddings", "fingerprints", "history", "migrations", "models", "quarantine", "refusal", "runs",
     "search", "status", "versions", "work_items",
 ]
