@@ -19,7 +19,7 @@ from dataclasses import dataclass
 # Chosen on SciFact's train split (bench/bench_retrieval.py --split train), never on test.
 WEIGHTS = {
     "term_coverage": 0.30,  # share of the query's idf the chunk matches (from the SQL)
-    "phrase": 0.15,  # share of the query's adjacent word pairs found adjacent in the chunk
+    "phrase": 0.15,  # share of the query's adjacent content-word pairs found adjacent in the chunk
     "identifiers": 0.30,  # share of the query's numbers/identifiers found verbatim
     "section": 0.10,  # share of the query's content words in the chunk's section path
     "proximity": 0.10,  # how tightly the matched query words cluster in the chunk
@@ -79,10 +79,11 @@ def features(query: dict[str, list], candidate: Candidate, best_fused: float) ->
     text_words = words(candidate.text)
     stems = [_stem(w) for w in text_words]
     stem_set = set(stems)
+    content = [_stem(w) for w in text_words if w not in STOP_WORDS]  # pairs skip function words, as in the query
     found = {
         "fused": candidate.fused / best_fused if best_fused > 0 else 0.0,
         "term_coverage": float(candidate.term_coverage),
-        "phrase": _share(query["pairs"], set(zip(stems, stems[1:]))),
+        "phrase": _share(query["pairs"], set(zip(content, content[1:]))),
         "identifiers": _share(query["identifiers"], set(text_words)),
         "section": _share(query["stems"], {_stem(w) for w in words(" ".join(candidate.section_path))}),
         "proximity": _proximity(stems, set(query["stems"]) & stem_set),
