@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 # Weights of each feature over the fused score normalised to [0, 1] (best candidate = 1).
-# Chosen on SciFact's train split (bench/bench_retrieval.py --split train), never on test.
+# Hand-set starting values, NOT yet tuned: tune them on SciFact's train split
+# (bench/bench_retrieval.py --split train) and an evaluation set's calibration half, never on test.
 WEIGHTS = {
     "term_coverage": 0.30,  # share of the query's idf the chunk matches (from the SQL)
     "phrase": 0.15,  # share of the query's adjacent content-word pairs found adjacent in the chunk
