@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 
 from rag_pipeline.parsing.types import Element
 
-CHUNKER_VERSION = "sections2"  # sections2: repeated empty headings keep their own offsets
+CHUNKER_VERSION = "sections3"  # sections3: per-language full-text configuration; sections2: repeated empty headings keep their own offsets
 ELEMENT_SEPARATOR = "\n\n"
 MAX_CHUNK_CHARS = 4000  # long unbroken "words" tokenise to one [UNK]; keep chunks readable anyway
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")

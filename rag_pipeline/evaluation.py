@@ -26,7 +26,8 @@ from rag_pipeline.times import parse_time
 from rag_pipeline.yaml_io import YAMLError, load_yaml
 
 MAX_METRICS = ("acl_leaks", "superseded_hits")  # thresholds for these are upper bounds
-METRICS = ("source_recall", "evidence_recall", "ndcg", "mrr", "refusal_accuracy", "acl_leaks", "superseded_hits")
+METRICS = ("source_recall", "evidence_recall", "ndcg", "mrr", "refusal_accuracy", "refusal_accuracy_must_refuse",
+           "refusal_accuracy_must_answer", "acl_leaks", "superseded_hits")
 
 
 class EvalSetError(UsageError):
@@ -213,6 +214,9 @@ def _aggregate(results: list[CaseResult]) -> dict[str, float]:
         "ndcg": mean([1 / math.log2(r.first_relevant_rank + 1) if r.first_relevant_rank else 0.0 for r in answerable]),
         "mrr": mean([1 / r.first_relevant_rank if r.first_relevant_rank else 0.0 for r in answerable]),
         "refusal_accuracy": mean([float(r.correct_refusal) for r in results]),
+        # both ways: refusing everything must not look good, nor must answering everything
+        "refusal_accuracy_must_refuse": mean([float(r.refused) for r in results if r.expected == "refused"]),
+        "refusal_accuracy_must_answer": mean([float(not r.refused) for r in answerable]),
         "acl_leaks": float(sum(r.acl_leaks for r in results)),
         "superseded_hits": float(sum(r.superseded_hits for r in results)),
         "cases": float(len(results)),

@@ -16,7 +16,7 @@ from typing import Any
 
 import psycopg
 
-from rag_pipeline import store
+from rag_pipeline import rerank, store
 from rag_pipeline.embedding import Embedder, ModelError
 from rag_pipeline.errors import UsageError
 
@@ -26,6 +26,9 @@ MAX_GROUP_CHARS = 200
 MAX_USER_CHARS = 256
 RUNNERS_UP = 10  # candidates ranked after the k returned ones, kept in the log to explain the cut
 BRANCHES = ("vector", "fulltext", "rerank")  # retrieval branches whose rank/score a hit carries
+MODES = ("vector", "fulltext", "hybrid", "hybrid+rerank")
+DEFAULT_MODE = "hybrid+rerank"
+RERANK_DEPTH = 50  # fused candidates the rerank stage reorders before the top k are kept
 
 
 class QueryError(UsageError):
@@ -54,6 +57,9 @@ class Hit:
     @property
     def text_sha256(self) -> str:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+    # Why it ranked where it did besides the branches: BM25 term coverage and, after the rerank
+    # stage, every rerank feature. Logged with the hit.
+    features: dict[str, float] = field(default_factory=dict)
 
     def record(self, *, with_text: bool = True) -> dict[str, Any]:
         """The hit as the CLI prints it in JSON, the evaluation lists it and the search log keeps
@@ -62,6 +68,8 @@ class Hit:
                   "section_path": self.section_path, "pages": [self.page_start, self.page_end],
                   "chunk_id": self.chunk_id, "score": round(self.score, 6), "similarity": round(self.similarity, 4),
                   "branches": self.branches, "text_sha256": self.text_sha256}
+        if self.features:
+            record["features"] = self.features
         if with_text:
             record["text"] = self.text
         return record
@@ -99,10 +107,15 @@ def search(
     preview_run: str | None = None,
     log: bool = True,
     user: str | None = None,
+    mode: str = DEFAULT_MODE,
 ) -> Results:
-    """The k best chunks the groups may see, live or as of a time. `user` is the caller's
-    identity as the application received it; it is logged as given."""
+    """The k best chunks the groups may see, live or as of a time, by `mode`: one branch alone
+    (vector, fulltext), both fused by reciprocal rank (hybrid), or fused then reordered by the
+    deterministic rerank stage (hybrid+rerank, the default). `user` is the caller's identity as
+    the application received it; it is logged as given."""
     check_request(query, groups, user)
+    if mode not in MODES:
+        raise QueryError(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
     view = store.search.View(as_of=as_of, preview_run=preview_run)
     groups = sorted({g.strip() for g in groups if g and g.strip()})
     with conn.transaction():  # the groups set below hold for this transaction only
@@ -112,9 +125,15 @@ def search(
         ranked: list[Hit] = []
         if model_id is not None and groups and query.strip():
             vector = embedder.encode([query])[0]
+            reranked = mode == "hybrid+rerank"
             fetch = max(k, min(k + RUNNERS_UP, store.search.CANDIDATES))  # the same candidate pool as k alone
-            rows = store.search.search_chunks(conn, vector, query, groups, model_id, fetch, view)
+            depth = max(fetch, RERANK_DEPTH) if reranked else fetch
+            rows = store.search.search_chunks(conn, vector, query, groups, model_id, depth, view,
+                                              candidates=max(store.search.CANDIDATES, depth),
+                                              mode="hybrid" if reranked else mode)
             ranked = [_hit(r) for r in rows]
+            if reranked:
+                ranked = rerank_hits(query, ranked)[:fetch]
         hits = Results(ranked[:k])
         if log:
             hits.log_id = store.search_log.log_search(
@@ -143,6 +162,18 @@ def check_request(query: str, groups: list[str], user: str | None) -> None:
         raise QueryError(f"the caller identity must be at most {MAX_USER_CHARS} characters without NUL")
 
 
+def rerank_hits(query: str, hits: list[Hit]) -> list[Hit]:
+    """Reorder fused hits by the rerank stage; each hit keeps its features and rerank score."""
+    candidates = [rerank.Candidate(h.text, h.section_path, h.score, h.features.get("term_coverage", 0.0)) for h in hits]
+    ordered = []
+    for rank, (index, value, found) in enumerate(rerank.rerank(query, candidates), 1):
+        hit = hits[index]
+        hit.features = {**hit.features, **found}
+        hit.branches = {**hit.branches, "rerank": {"rank": rank, "score": round(value, 6)}}
+        ordered.append(hit)
+    return ordered
+
+
 def _hit(row: dict[str, Any]) -> Hit:
     return Hit(
         chunk_id=row["chunk_id"],
@@ -161,18 +192,17 @@ def _hit(row: dict[str, Any]) -> Hit:
         acl_groups=list(row["acl_groups"]),
         status=row["status"],
         branches=_branches(row),
+        features={"term_coverage": round(float(row.get("term_coverage") or 0.0), 6)},
     )
 
 
 def _branches(row: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Rank and score of the hit in each branch that found it (`<branch>_rank`, `<branch>_score`
-    columns, plus `<branch>_features` where a branch such as a reranker reports them)."""
+    columns; the rerank stage adds its own entry)."""
     found: dict[str, dict[str, Any]] = {}
     for name in BRANCHES:
-        rank, score, features = row.get(f"{name}_rank"), row.get(f"{name}_score"), row.get(f"{name}_features")
-        if rank is None and score is None and features is None:
+        rank, score = row.get(f"{name}_rank"), row.get(f"{name}_score")
+        if rank is None and score is None:
             continue
         found[name] = {"rank": rank, "score": None if score is None else round(float(score), 6)}
-        if features is not None:
-            found[name]["features"] = features
     return found

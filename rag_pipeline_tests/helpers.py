@@ -78,4 +78,23 @@ def stage_without_gate(config_path: Path, db_url: str, run_id: str, embedder: An
     return ctx, stage.stage_items(ctx, model_id)
 
 
-__all__ = ["psycopg", "query", "rewrite_history", "run_cli", "search", "stage_without_gate", "sync", "versions"]
+__all__ = ["psycopg", "query", "rewrite_history", "index_documents", "run_cli", "search", "stage_without_gate", "sync", "versions"]
+
+
+def index_documents(db_url: str, embedder: Any, docs: dict[str, tuple[str, str]], group: str) -> None:
+    """Stage and publish {uri: (title, body)} exactly as the sync's chunk and stage steps do
+    (chunker, per-document language, store), without files or Dagster: for retrieval tests."""
+    from rag_pipeline import chunking, store, text_search
+    from rag_pipeline.parsing.types import Element
+
+    with database.connect(db_url) as conn:
+        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+        store.runs.create_run(conn, "index-run", ["docs"], model_id)
+        for uri, (title, body) in docs.items():
+            elements = [Element("heading", title, level=1), Element("paragraph", body)]
+            chunks = [c.to_dict() for c in chunking.chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)]
+            language = text_search.detect_language(chunking.cleaned_text(elements)[0])
+            vectors = embedder.encode([c["search_text"] for c in chunks])
+            fields = {"model_id": model_id, "acl_groups": [group], "language": language, "checksum": uri}
+            store.versions.stage_content_version(conn, "index-run", "docs", uri, fields, chunks, vectors)
+        store.versions.publish(conn, "index-run")

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from rag_pipeline.config import Config
     from rag_pipeline.embedding import Embedder
+    from rag_pipeline.refusal import Threshold
 
 
 def load_config(args: argparse.Namespace) -> Config:
@@ -72,3 +73,12 @@ def embedder(config: Config) -> Embedder:
     from rag_pipeline.embedding import load_embedder
 
     return load_embedder(config.embedding.model, config.embedding.device, config.embedding.batch_size)
+
+
+def refusal_threshold(conn: psycopg.Connection, config: Config, when: datetime | None = None) -> Threshold:
+    """The refusal threshold searches of this index use: calibrated if it was, else the config's."""
+    from rag_pipeline import refusal, store
+    from rag_pipeline.retrieval import DEFAULT_MODE
+
+    model_id = store.search.index_model_id(conn, store.search.View(as_of=when))
+    return refusal.threshold_for(conn, model_id, DEFAULT_MODE, config.evaluation.refusal_score)

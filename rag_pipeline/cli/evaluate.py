@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rag_pipeline.cli.common import as_of, connection, embedder, load_config
+from rag_pipeline.cli.common import as_of, connection, embedder, load_config, refusal_threshold
 from rag_pipeline.cli.output import console, emit_json, shown
 from rag_pipeline.errors import EXIT_GATE, EXIT_OK
 
@@ -25,8 +25,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     cases = load_eval_set(Path(args.eval_set))
     model = embedder(config)
     with connection(config) as conn:
+        threshold = refusal_threshold(conn, config, at)
         report = evaluate(conn, model, cases, k=config.evaluation.k, thresholds=config.evaluation.thresholds,
-                          refusal_score=config.evaluation.refusal_score, as_of=at)
+                          refusal_score=threshold.value, as_of=at)
     if args.json:
         emit_json(report.as_dict())
         return EXIT_OK if report.passed else EXIT_GATE

@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rag_pipeline.cli.common import as_of, connection, embedder, groups, load_config
+from rag_pipeline.cli.common import as_of, connection, embedder, groups, load_config, refusal_threshold
 from rag_pipeline.cli.output import console, emit_json, pages, shown
 from rag_pipeline.errors import EXIT_FAILURE, EXIT_OK, PipelineError, UsageError
 
@@ -44,13 +44,19 @@ def cmd_search(args: argparse.Namespace) -> int:
     with connection(config, role=READER) as conn:
         if args.queries:
             return _search_batch(conn, model, Path(args.queries), caller_groups, when, args.k, args.user)
+        from rag_pipeline.refusal import decide
         from rag_pipeline.retrieval import search
 
         hits = search(conn, model, args.query, caller_groups, k=args.k, as_of=when, user=args.user)
+        decision = decide([h.similarity for h in hits], refusal_threshold(conn, config, when))
     if args.json:
         emit_json({"query": args.query, "groups": caller_groups, "as_of": when, "k": args.k,
-                   "log_id": hits.log_id, "results": [h.record() for h in hits]})
+                   "log_id": hits.log_id, "refused": decision.refused, "refusal": decision.record(),
+                   "results": [h.record() for h in hits]})
         return EXIT_OK
+    if decision.refused and hits:
+        console().print(f"[yellow]REFUSED: no answer in the index: {shown(decision.reason)}. "
+                        "The closest passages follow; they do not answer the question.[/yellow]")
     _print_hits(args.query, caller_groups, hits)
     return EXIT_OK
 

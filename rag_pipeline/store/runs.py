@@ -114,7 +114,7 @@ def update_run(conn: psycopg.Connection, run_id: str, **fields: Any) -> None:
                 "UPDATE runs SET counts = counts || %s::jsonb WHERE run_id = %s",
                 (json.dumps(counts), run_id),
             )
-        for column in ("status", "gate_passed", "gate_reason", "error"):
+        for column in ("status", "gate_passed", "gate_reason", "error", "refusal_threshold"):
             if column in fields:
                 conn.execute(
                     _RUN_UPDATES[column], (fields[column], run_id)
@@ -133,6 +133,7 @@ _RUN_UPDATES = {
     "gate_passed": "UPDATE runs SET gate_passed = %s WHERE run_id = %s",
     "gate_reason": "UPDATE runs SET gate_reason = %s WHERE run_id = %s",
     "error": "UPDATE runs SET error = %s WHERE run_id = %s",
+    "refusal_threshold": "UPDATE runs SET refusal_threshold = %s WHERE run_id = %s",
 }
 
 

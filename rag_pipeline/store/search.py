@@ -48,6 +48,53 @@ def _visibility(view: View) -> str:
     return _VISIBLE_LIVE
 
 
+BM25_K1 = 0.9  # term-frequency saturation and length normalisation: Anserini's BEIR defaults
+BM25_B = 0.4
+RRF_K = 60
+MODES = ("vector", "fulltext", "hybrid")
+
+# How each mode turns branch ranks into one candidate list (fixed fragments, chosen by mode).
+_FUSED = {
+    "vector": ("SELECT id, 1.0 / (%(rrf_k)s + rnk) AS rrf, rnk AS vec_rank, score AS vec_score,"
+               " NULL::bigint AS fts_rank, NULL::float8 AS fts_score FROM vec"),
+    "fulltext": ("SELECT id, 1.0 / (%(rrf_k)s + rnk) AS rrf, NULL::bigint AS vec_rank, NULL::float8 AS vec_score,"
+                 " rnk AS fts_rank, score AS fts_score FROM fts"),
+    "hybrid": (
+        "SELECT coalesce(vec.id, fts.id) AS id,"
+        " coalesce(1.0 / (%(rrf_k)s + vec.rnk), 0) + coalesce(1.0 / (%(rrf_k)s + fts.rnk), 0) AS rrf,"
+        " vec.rnk AS vec_rank, vec.score AS vec_score, fts.rnk AS fts_rank, fts.score AS fts_score"
+        " FROM vec FULL OUTER JOIN fts ON vec.id = fts.id"
+    ),
+}
+
+
+def index_ts_configs(conn: psycopg.Connection) -> list[str]:
+    """The text-search configurations chunks were indexed with (a skip scan over the
+    chunks_ts_config index: a handful of index probes, not a table scan)."""
+    found = conn.execute(
+        "WITH RECURSIVE cfg AS ("
+        " (SELECT ts_config FROM chunks ORDER BY ts_config LIMIT 1)"
+        " UNION ALL SELECT (SELECT c.ts_config FROM chunks c WHERE c.ts_config > cfg.ts_config"
+        "  ORDER BY c.ts_config LIMIT 1) FROM cfg WHERE cfg.ts_config IS NOT NULL)"
+        " SELECT ts_config::text FROM cfg WHERE ts_config IS NOT NULL"
+    ).fetchall()
+    return [r[0] for r in found]
+
+
+def query_terms(conn: psycopg.Connection, query_text: str, configs: Sequence[str]) -> list[tuple[str, str]]:
+    """(configuration, lexeme) for every distinct lexeme of the query under each configuration
+    the index uses: the query is normalised exactly as the chunks it is compared with, and
+    each configuration drops its own language's stop words."""
+    if not configs:
+        return []
+    found = conn.execute(
+        "SELECT DISTINCT cfg::text, t.lexeme FROM unnest(%s::regconfig[]) cfg,"
+        " unnest(to_tsvector(cfg, %s)) t ORDER BY 1, 2",
+        (list(configs), query_text),
+    ).fetchall()
+    return [(r[0], r[1]) for r in found]
+
+
 def search_chunks(
     conn: psycopg.Connection,
     query_vector: np.ndarray,
@@ -57,47 +104,91 @@ def search_chunks(
     k: int,
     view: View = View(),
     candidates: int = CANDIDATES,
+    mode: str = "hybrid",
 ) -> list[dict[str, Any]]:
-    """Hybrid retrieval: vector and full-text candidates fused by reciprocal rank. Each row
+    """Vector and/or full-text candidates, fused by reciprocal rank in hybrid mode. Each row
     carries its rank and score in each branch (`vector_*`, `fulltext_*`; None where the branch did
     not find it), which the search log keeps to explain the result.
 
-    The caller's groups and the version visibility are WHERE clauses of both branches, so a
-    chunk the caller may not see is never a candidate (no post-filtering).
+    Full-text matching is OR over the query's lexemes (per chunk configuration), ranked by
+    BM25: idf from the chunks the caller may see, term frequency from the tsvector's
+    positions, length from the chunk's token count. Each row also carries the share of the
+    query's idf it matches (`term_coverage`), which the rerank stage uses.
+
+    The caller's groups and the version visibility are WHERE clauses of every branch, so a
+    chunk the caller may not see is never a candidate (no post-filtering), and never counts
+    in the idf either.
     """
+    if mode not in _FUSED:
+        raise ValueError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
+    from rag_pipeline.text_search import or_query
+
+    terms = query_terms(conn, query_text, index_ts_configs(conn))
+    by_config: dict[str, list[str]] = {}
+    for cfg, lexeme in terms:
+        by_config.setdefault(cfg, []).append(lexeme)
     visible = _visibility(view)
     acl = "v.acl_groups && %(groups)s::text[]"
+    where = f"{visible} AND {acl} AND c.model_id = %(model_id)s"
     sql = f"""
-    WITH vec AS (
-        SELECT c.id, row_number() OVER (ORDER BY c.embedding <=> %(qvec)s) AS rnk,
+    WITH terms AS (
+        SELECT t.cfg, t.lexeme, t.q
+        FROM unnest(%(t_cfg)s::regconfig[], %(t_lex)s::text[], %(t_q)s::tsquery[]) AS t(cfg, lexeme, q)
+    ), corpus AS (
+        SELECT count(*) AS n, coalesce(avg(c.token_count), 1) AS avgdl
+        FROM chunks c JOIN document_versions v ON v.id = c.version_id WHERE {where}
+    ), idf AS (
+        SELECT t.cfg, t.lexeme, t.q, ln(1 + (corpus.n - d.df + 0.5) / (d.df + 0.5)) AS idf
+        FROM terms t CROSS JOIN corpus, LATERAL (
+            SELECT count(*) AS df FROM chunks c JOIN document_versions v ON v.id = c.version_id
+            WHERE {where} AND c.ts_config = t.cfg AND c.tsv @@ t.q) d
+    ), matched AS (
+        SELECT c.id, c.ts_config, c.tsv, c.token_count
+        FROM chunks c JOIN document_versions v ON v.id = c.version_id
+        JOIN unnest(%(q_cfg)s::regconfig[], %(q_or)s::tsquery[]) AS oq(cfg, q)
+          ON c.ts_config = oq.cfg AND c.tsv @@ oq.q
+        WHERE {where}
+    ), bm25 AS (
+        SELECT m.id, sum(i.idf * (u.tf * (%(k1)s + 1))
+               / (u.tf + %(k1)s * (1 - %(b)s + %(b)s * m.token_count / corpus.avgdl))) AS score
+        FROM matched m CROSS JOIN corpus
+        CROSS JOIN LATERAL (SELECT x.lexeme, coalesce(array_length(x.positions, 1), 1) AS tf
+                            FROM unnest(m.tsv) x) u
+        JOIN idf i ON i.cfg = m.ts_config AND i.lexeme = u.lexeme
+        GROUP BY m.id
+    ), fts AS (
+        SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk
+        FROM bm25 ORDER BY score DESC, id LIMIT %(cand)s
+    ), vec AS (
+        SELECT c.id, row_number() OVER (ORDER BY c.embedding <=> %(qvec)s, c.id) AS rnk,
                1 - (c.embedding <=> %(qvec)s) AS score
         FROM chunks c JOIN document_versions v ON v.id = c.version_id
-        WHERE {visible} AND {acl} AND c.model_id = %(model_id)s
-        ORDER BY c.embedding <=> %(qvec)s LIMIT %(cand)s
-    ), fts AS (
-        SELECT c.id, row_number() OVER (ORDER BY ts_rank_cd(c.tsv, q) DESC) AS rnk,
-               ts_rank_cd(c.tsv, q) AS score
-        FROM chunks c JOIN document_versions v ON v.id = c.version_id,
-             websearch_to_tsquery('simple', %(qtext)s) q
-        WHERE {visible} AND {acl} AND c.model_id = %(model_id)s AND c.tsv @@ q
-        ORDER BY ts_rank_cd(c.tsv, q) DESC LIMIT %(cand)s
+        WHERE {where}
+        ORDER BY c.embedding <=> %(qvec)s, c.id LIMIT %(cand)s
     ), fused AS (
-        SELECT coalesce(vec.id, fts.id) AS id,
-               coalesce(1.0 / (60 + vec.rnk), 0) + coalesce(1.0 / (60 + fts.rnk), 0) AS rrf,
-               vec.rnk AS vector_rank, vec.score AS vector_score, fts.rnk AS fulltext_rank, fts.score AS fulltext_score
-        FROM vec FULL OUTER JOIN fts ON vec.id = fts.id
+        {_FUSED[mode]}
     )
     SELECT c.id AS chunk_id, d.source, d.uri, v.version_no, v.id AS version_id, v.status,
            v.acl_groups, c.section_path, c.page_start, c.page_end, c.char_start, c.char_end, c.text,
-           f.rrf, 1 - (c.embedding <=> %(qvec)s) AS similarity,
-           f.vector_rank, f.vector_score, f.fulltext_rank, f.fulltext_score
+           f.rrf, f.vec_rank AS vector_rank, f.vec_score AS vector_score, f.fts_rank AS fulltext_rank,
+           f.fts_score AS fulltext_score, 1 - (c.embedding <=> %(qvec)s) AS similarity,
+           c.ts_config::text AS ts_config,
+           coalesce((SELECT sum(i.idf) FILTER (WHERE c.tsv @@ i.q) / nullif(sum(i.idf), 0)
+                     FROM idf i WHERE i.cfg = c.ts_config), 0) AS term_coverage
     FROM fused f JOIN chunks c ON c.id = f.id
     JOIN document_versions v ON v.id = c.version_id JOIN documents d ON d.id = v.document_id
     ORDER BY f.rrf DESC, c.id LIMIT %(k)s
-    """  # noqa: S608 -- the visibility and ACL clauses are fixed fragments; values are parameters
+    """  # noqa: S608 -- the visibility, ACL and fusion clauses are fixed fragments; values are parameters
     params = {
         "qvec": query_vector,
-        "qtext": query_text,
+        "t_cfg": [cfg for cfg, _ in terms],
+        "t_lex": [lexeme for _, lexeme in terms],
+        "t_q": [or_query([lexeme]) for _, lexeme in terms],
+        "q_cfg": list(by_config),
+        "q_or": [or_query(lexemes) for lexemes in by_config.values()],
+        "k1": BM25_K1,
+        "b": BM25_B,
+        "rrf_k": RRF_K,
         "groups": list(groups),
         "model_id": model_id,
         "cand": max(candidates, k),

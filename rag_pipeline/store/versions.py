@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from rag_pipeline import text_search
+
 
 @dataclass(frozen=True)
 class LiveVersion:
@@ -63,10 +65,11 @@ def _new_version(conn: psycopg.Connection, document_id: int, run_id: str, fields
     row = conn.execute(
         "INSERT INTO document_versions (document_id, version_no, kind, status, checksum, blob_sha256,"
         " size_bytes, media_type, acl_groups, parser_version, cleaner_version, chunker_version,"
-        " model_id, run_id, cleaning_counts)"
+        " model_id, run_id, cleaning_counts, language)"
         " SELECT %(document_id)s, coalesce(max(version_no), 0) + 1, %(kind)s, 'staged', %(checksum)s,"
         " %(blob_sha256)s, %(size_bytes)s, %(media_type)s, %(acl_groups)s, %(parser_version)s,"
-        " %(cleaner_version)s, %(chunker_version)s, %(model_id)s, %(run_id)s, %(cleaning_counts)s::jsonb"
+        " %(cleaner_version)s, %(chunker_version)s, %(model_id)s, %(run_id)s, %(cleaning_counts)s::jsonb,"
+        " %(language)s"
         " FROM document_versions WHERE document_id = %(document_id)s AND status <> 'discarded'"  # discarded attempts hold no number
         " RETURNING id",
         {
@@ -83,6 +86,7 @@ def _new_version(conn: psycopg.Connection, document_id: int, run_id: str, fields
             "chunker_version": fields.get("chunker_version"),
             "model_id": fields.get("model_id"),
             "cleaning_counts": json.dumps(fields.get("cleaning_counts", {})),
+            "language": fields.get("language"),
         },
     ).fetchone()
     return int(row[0])
@@ -99,6 +103,7 @@ def stage_content_version(
 ) -> bool:
     """Write a document's new version and all its chunks in one transaction. Commits.
     Returns False when this run had already staged it (a retried step)."""
+    ts_config = text_search.config_for_language(fields.get("language"))
     with conn.transaction():
         version_id = _new_version(conn, _document_id(conn, source, uri), run_id, fields)
         if version_id is None:
@@ -106,13 +111,14 @@ def stage_content_version(
         with conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO chunks (version_id, ord, section_path, page_start, page_end, char_start,"
-                " char_end, token_count, content_hash, text, model_id, embedding, tsv)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, to_tsvector('simple', %s))",
+                " char_end, token_count, content_hash, text, model_id, embedding, ts_config, tsv)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::regconfig,"
+                " to_tsvector(%s::regconfig, %s))",
                 [
                     (
                         version_id, c["ord"], c["section_path"], c.get("page_start"), c.get("page_end"),
                         c["char_start"], c["char_end"], c["token_count"], c["content_hash"], c["text"],
-                        fields["model_id"], embeddings[i], c["search_text"],
+                        fields["model_id"], embeddings[i], ts_config, ts_config, c["search_text"],
                     )
                     for i, c in enumerate(chunks)
                 ],
@@ -131,7 +137,7 @@ def stage_acl_version(conn: psycopg.Connection, run_id: str, source: str, uri: s
     with conn.transaction():
         live = conn.execute(
             "SELECT v.id, v.checksum, v.blob_sha256, v.size_bytes, v.media_type, v.parser_version,"
-            " v.cleaner_version, v.chunker_version, v.model_id, v.cleaning_counts"
+            " v.cleaner_version, v.chunker_version, v.model_id, v.cleaning_counts, v.language"
             " FROM document_versions v JOIN documents d ON d.id = v.document_id"
             " WHERE d.source = %s AND d.uri = %s AND v.status = 'live'",
             (source, uri),
@@ -141,7 +147,7 @@ def stage_acl_version(conn: psycopg.Connection, run_id: str, source: str, uri: s
         fields = dict(
             zip(
                 ("checksum", "blob_sha256", "size_bytes", "media_type", "parser_version",
-                 "cleaner_version", "chunker_version", "model_id", "cleaning_counts"),
+                 "cleaner_version", "chunker_version", "model_id", "cleaning_counts", "language"),
                 live[1:],
             )
         )
@@ -151,9 +157,9 @@ def stage_acl_version(conn: psycopg.Connection, run_id: str, source: str, uri: s
             return False
         conn.execute(
             "INSERT INTO chunks (version_id, ord, section_path, page_start, page_end, char_start, char_end,"
-            " token_count, content_hash, text, model_id, embedding, tsv)"
+            " token_count, content_hash, text, model_id, embedding, ts_config, tsv)"
             " SELECT %s, ord, section_path, page_start, page_end, char_start, char_end, token_count,"
-            " content_hash, text, model_id, embedding, tsv FROM chunks WHERE version_id = %s",
+            " content_hash, text, model_id, embedding, ts_config, tsv FROM chunks WHERE version_id = %s",
             (version_id, live[0]),
         )
         conn.execute(  # a quarantined item keeps its stage: its content still failed

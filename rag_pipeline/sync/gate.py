@@ -9,9 +9,10 @@ thresholds are therefore judged at the next sync that changes the index, or at o
 
 from __future__ import annotations
 
-from rag_pipeline import store
+from rag_pipeline import refusal, store
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.evaluation import EvalReport, evaluate, load_eval_set
+from rag_pipeline.retrieval import DEFAULT_MODE
 from rag_pipeline.sync.context import SyncContext
 
 NOTHING_STAGED = "nothing staged: the index is unchanged, evaluation skipped"
@@ -28,9 +29,12 @@ def run_gate(ctx: SyncContext, embedder: Embedder) -> EvalReport:
             reason = NOTHING_STAGED
         else:
             cases = load_eval_set(evaluation.eval_set)
+            model_id = store.search.index_model_id(conn, store.search.View(preview_run=ctx.run_id))
+            threshold = refusal.threshold_for(conn, model_id, DEFAULT_MODE, evaluation.refusal_score)
+            store.runs.update_run(conn, ctx.run_id, refusal_threshold=threshold.value)
             report = evaluate(
                 conn, embedder, cases, k=evaluation.k, thresholds=evaluation.thresholds,
-                refusal_score=evaluation.refusal_score, preview_run=ctx.run_id,
+                refusal_score=threshold.value, preview_run=ctx.run_id,
                 progress=lambda done, total: ctx.progress("gate", done, total),
             )
             reason = "; ".join(report.failures) if report.failures else "all thresholds met"

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag_pipeline import store
-from rag_pipeline.chunking import chunk_elements
+from rag_pipeline import store, text_search
+from rag_pipeline.chunking import chunk_elements, cleaned_text
 from rag_pipeline.cleaning.clean import clean_elements, make_safe
 from rag_pipeline.cleaning.notices import document_fingerprints, is_notice
 from rag_pipeline.embedding import Embedder
@@ -135,7 +135,8 @@ def chunk_items(ctx: SyncContext, embedder: Embedder) -> ChunkResult:
                 cleaned = item["cleaned"]
                 elements = [Element.from_dict(e) for e in cleaned["elements"]]
                 chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)
-                payload = {**cleaned, "elements": None, "chunks": [c.to_dict() for c in chunks]}
+                language = text_search.detect_language(cleaned_text(elements)[0])
+                payload = {**cleaned, "elements": None, "chunks": [c.to_dict() for c in chunks], "language": language}
                 with conn.transaction():
                     store.work_items.advance_item(conn, ctx.run_id, item["source"], item["uri"], "chunked", "chunks", payload)
                 counts["documents"] += 1

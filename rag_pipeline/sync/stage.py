@@ -81,6 +81,7 @@ def _stage_content(ctx: SyncContext, conn, model_id: int, counts: Counter) -> No
                 "chunker_version": CHUNKER_VERSION,
                 "model_id": model_id,
                 "cleaning_counts": item["chunks"].get("cleaning", {}),
+                "language": item["chunks"].get("language"),
             }
             if store.versions.stage_content_version(conn, ctx.run_id, item["source"], item["uri"], fields, chunks, matrix):
                 counts["versions"] += 1

@@ -1,0 +1,213 @@
+"""Retrieval quality per search mode on BEIR SciFact, through the project's own chunker, store
+and search SQL (not a reimplementation of them).
+
+The 5,183 abstracts are chunked by `rag_pipeline.chunking` (title = heading), embedded once by
+the packaged model and kept in a persistent embedded PostgreSQL (default /tmp/rag-scifact): the
+encoding costs minutes of CPU, so vectors are cached by content hash and the database is only
+reloaded (never re-encoded) when the schema or chunker changes (`--reload`).
+
+Prints nDCG@10, recall@10, recall@100 and MRR@10 per mode (vector, fulltext, hybrid,
+hybrid+rerank) for the chosen qrels split. The BEIR paper's BM25 (nDCG@10 0.665) is the
+reference the full-text mode is compared with. Tune on `--split train`; report on `test`.
+
+    python bench/bench_retrieval.py                       # test split, all modes
+    python bench/bench_retrieval.py --split train --modes fulltext
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np
+import psycopg
+
+from rag_pipeline import chunking, database, retrieval, store, text_search
+from rag_pipeline.embedding import load_embedder
+from rag_pipeline.parsing.types import Element
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("RAG_CORPUS_DIR", ROOT.parent / "shared" / "corpus"))
+SCIFACT = CORPUS / "qa" / "scifact_beir"
+GROUP = "public"
+SOURCE = "scifact"
+BM25_BEIR = 0.665
+
+
+def load_jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def load_qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+        qid, doc, score = line.split("\t")
+        qrels.setdefault(qid, {})[doc] = int(score)
+    return qrels
+
+
+def chunk_corpus(embedder, docs: list[dict], cache: Path | None = None) -> list[tuple[str, list[dict]]]:
+    """Each abstract as the pipeline would chunk it: its title is the heading of its text.
+    Cached per chunker version (chunking 5,183 abstracts costs minutes on a busy machine)."""
+    if cache is not None:
+        cache = cache.with_name(f"{cache.stem}-{chunking.CHUNKER_VERSION}.json")
+        if cache.exists():
+            return [tuple(item) for item in json.loads(cache.read_text(encoding="utf-8"))]
+    out = []
+    for doc in docs:
+        elements = [Element("heading", doc["title"], level=1), Element("paragraph", doc["text"])]
+        if not doc["title"].strip():
+            elements = elements[1:]
+        chunks = chunking.chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)
+        out.append((doc["_id"], [c.to_dict() for c in chunks]))
+    if cache is not None:
+        cache.write_text(json.dumps(out), encoding="utf-8")
+    return out
+
+
+def cached_vectors(embedder, texts: dict[str, str], cache: Path, *, encode: bool = True) -> dict[str, np.ndarray]:
+    """Vectors by content hash; only texts never encoded before are encoded, and the cache is
+    saved after every batch so an interrupted load loses at most one batch of work. With
+    `encode=False` nothing is encoded (for full-text-only runs while vectors are still missing)."""
+    known: dict[str, np.ndarray] = {}
+    if cache.exists():
+        data = np.load(cache)
+        known = dict(zip(data["hashes"].tolist(), data["vectors"]))
+    missing = [h for h in texts if h not in known]
+    if missing and encode:
+        print(f"encoding {len(missing):,} chunk texts (cached in {cache})", flush=True)
+        started = time.perf_counter()
+        for i in range(0, len(missing), 256):
+            batch = missing[i : i + 256]
+            for h, v in zip(batch, embedder.encode([texts[h] for h in batch])):
+                known[h] = v
+            hashes = sorted(known)
+            np.savez(str(cache) + ".tmp.npz", hashes=np.array(hashes), vectors=np.stack([known[h] for h in hashes]))
+            os.replace(str(cache) + ".tmp.npz", cache)
+            print(f"  {min(i + 256, len(missing)):,}/{len(missing):,} in {time.perf_counter() - started:.0f}s", flush=True)
+    return known
+
+
+def ensure_database(server_url: str, name: str, reload: bool) -> tuple[str, bool]:
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if exists and reload:
+            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+        if not exists or reload:
+            admin.execute(f'CREATE DATABASE "{name}"')
+    params = conninfo_to_dict(server_url)
+    params["dbname"] = name
+    return make_conninfo(**params), bool(not exists or reload)
+
+
+def load_index(url: str, embedder, docs: list[dict], cache: Path, *, encode: bool = True) -> None:
+    chunked = chunk_corpus(embedder, docs, cache.with_name("chunks.json"))
+    texts = {c["content_hash"]: c["search_text"] for _, chunks in chunked for c in chunks}
+    vectors = cached_vectors(embedder, texts, cache, encode=encode)
+    missing = [h for h in texts if h not in vectors]
+    if missing:
+        print(f"WARNING: {len(missing):,} chunks have no vector yet (zero vectors): only fulltext figures mean anything")
+        zero = np.zeros(embedder.identity.dimension, dtype=np.float32)
+        zero[0] = 1.0
+        vectors.update(dict.fromkeys(missing, zero))
+    with database.connect(url) as conn:
+        store.migrations.migrate(conn)
+    with database.connect(url) as conn:
+        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+        run_id = "scifact-load"
+        store.runs.create_run(conn, run_id, [SOURCE], model_id)
+        started = time.perf_counter()
+        with conn.transaction():  # one commit for the whole load, not one per document
+            for doc_id, chunks in chunked:
+                stage_document(conn, run_id, model_id, doc_id, chunks, vectors)
+        store.versions.publish(conn, run_id)
+        print(f"loaded {len(chunked):,} documents in {time.perf_counter() - started:.0f}s", flush=True)
+
+
+def stage_document(conn, run_id: str, model_id: int, doc_id: str, chunks: list[dict], vectors: dict) -> None:
+    """One abstract staged as the sync's stage step would stage it (language detected per document)."""
+    fields = {"model_id": model_id, "acl_groups": [GROUP], "chunker_version": chunking.CHUNKER_VERSION,
+              "media_type": "text/plain", "checksum": doc_id,
+              "language": text_search.detect_language("\n".join(c["text"] for c in chunks))}
+    embeddings = np.stack([vectors[c["content_hash"]] for c in chunks])
+    store.versions.stage_content_version(conn, run_id, SOURCE, doc_id, fields, chunks, embeddings)
+
+
+def ndcg_at(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    dcg = sum(relevant.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted(relevant.values(), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def evaluate(url: str, embedder, queries: dict[str, str], qrels: dict[str, dict[str, int]], mode: str, depth: int) -> dict[str, float]:
+    totals = {"ndcg@10": 0.0, "recall@10": 0.0, "recall@100": 0.0, "mrr@10": 0.0}
+    with database.connect(url) as conn:
+        for qid, relevant in qrels.items():
+            kwargs = {} if mode == "hybrid-legacy" else {"mode": mode}
+            hits = retrieval.search(conn, embedder, queries[qid], [GROUP], k=depth, log=False, **kwargs)
+            ranked: list[str] = []
+            for hit in hits:  # document rank = rank of its best chunk
+                if hit.uri not in ranked:
+                    ranked.append(hit.uri)
+            totals["ndcg@10"] += ndcg_at(ranked, relevant, 10)
+            totals["recall@10"] += len(set(ranked[:10]) & set(relevant)) / len(relevant)
+            totals["recall@100"] += len(set(ranked[:100]) & set(relevant)) / len(relevant)
+            first = next((i for i, d in enumerate(ranked[:10]) if d in relevant), None)
+            totals["mrr@10"] += 0.0 if first is None else 1.0 / (first + 1)
+    return {k: v / len(qrels) for k, v in totals.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--state", type=Path, default=Path("/tmp/rag-scifact"))
+    parser.add_argument("--database", default="scifact")
+    parser.add_argument("--split", choices=("test", "train"), default="test")
+    parser.add_argument("--modes", default="vector,fulltext,hybrid,hybrid+rerank")
+    parser.add_argument("--reload", action="store_true", help="drop and reload the index (vectors stay cached)")
+    parser.add_argument("--no-encode", action="store_true", help="load without encoding missing vectors (fulltext only)")
+    parser.add_argument("--limit", type=int, default=0, help="evaluate only the first N queries")
+    parser.add_argument("--depth", type=int, default=150, help="chunks retrieved per query (>= 100 documents)")
+    args = parser.parse_args()
+
+    import torch
+
+    torch.set_num_threads(2)  # the machine is shared: never more than two cores
+    args.state.mkdir(parents=True, exist_ok=True)
+    args.state.chmod(0o755)
+    embedder = load_embedder()
+    server = database.embedded_url(args.state / "pgdata")
+    url, fresh = ensure_database(server, args.database, args.reload)
+    if fresh:
+        load_index(url, embedder, load_jsonl(SCIFACT / "corpus.jsonl"), args.state / "vectors.npz",
+                   encode=not args.no_encode)
+    else:
+        with database.connect(url) as conn:
+            store.migrations.migrate(conn)
+    queries = {q["_id"]: q["text"] for q in load_jsonl(SCIFACT / "queries.jsonl")}
+    qrels = load_qrels(SCIFACT / "qrels" / f"{args.split}.tsv")
+    if args.limit:
+        qrels = dict(list(qrels.items())[: args.limit])
+    print(f"SciFact {args.split}: {len(qrels)} queries; BEIR BM25 nDCG@10 {BM25_BEIR}")
+    print(f"{'mode':<16}{'nDCG@10':>9}{'R@10':>8}{'R@100':>8}{'MRR@10':>8}{'q/s':>7}")
+    for mode in args.modes.split(","):
+        started = time.perf_counter()
+        m = evaluate(url, embedder, queries, qrels, mode, args.depth)
+        rate = len(qrels) / (time.perf_counter() - started)
+        print(f"{mode:<16}{m['ndcg@10']:>9.3f}{m['recall@10']:>8.3f}{m['recall@100']:>8.3f}{m['mrr@10']:>8.3f}{rate:>7.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""`rag-pipeline calibrate-refusal`: set the refusal threshold from an evaluation set's
+must-answer and must-refuse questions, store it with the index, and report how well it
+refuses and answers on the half of the set it was not calibrated on."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from pathlib import Path
+
+from rag_pipeline.cli.common import connection, embedder, load_config
+from rag_pipeline.cli.output import console, emit_json, shown
+from rag_pipeline.errors import EXIT_OK, UsageError
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("calibrate-refusal", parents=[common],
+                       help="calibrate the refusal threshold from an evaluation set and store it with the index")
+    p.add_argument("eval_set")
+    p.set_defaults(func=cmd_calibrate)
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from rag_pipeline import refusal, store
+    from rag_pipeline.evaluation import load_eval_set
+    from rag_pipeline.retrieval import DEFAULT_MODE, search
+
+    config = load_config(args)
+    path = Path(args.eval_set)
+    cases = load_eval_set(path)
+    model = embedder(config)
+    best: dict[str, tuple[bool, float]] = {}  # case id -> (must refuse, best similarity)
+    with connection(config) as conn:
+        model_id = store.search.index_model_id(conn)
+        if model_id is None:
+            raise UsageError("the index is empty: sync documents before calibrating refusal")
+        for case in cases:
+            hits = search(conn, model, case.question, list(case.groups), k=config.evaluation.k,
+                          as_of=case.as_of, log=False)
+            best[case.id] = (case.expect_refused, max((h.similarity for h in hits), default=-1.0))
+        split = {name: [v for cid, v in best.items() if refusal.in_calibration_split(cid) == (name == "calibration")]
+                 for name in ("calibration", "held_out")}
+        calib = split["calibration"]
+        answer = [s for refuse, s in calib if not refuse]
+        refuse = [s for refuse, s in calib if refuse]
+        if not answer or not refuse:
+            raise UsageError(f"{path}: the calibration half has {len(answer)} must-answer and {len(refuse)} "
+                             "must-refuse cases; it needs both (add cases with 'expect: refused')")
+        threshold = refusal.calibrate(answer, refuse)
+        held_answer = [s for r, s in split["held_out"] if not r]
+        held_refuse = [s for r, s in split["held_out"] if r]
+        answered, refused = refusal.accuracies(held_answer, held_refuse, threshold)
+        store.refusal.save_calibration(conn, {
+            "model_id": model_id, "mode": DEFAULT_MODE, "threshold": threshold, "eval_set": str(path),
+            "eval_set_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "must_answer": len(answer), "must_refuse": len(refuse),
+            "answer_accuracy": answered, "refuse_accuracy": refused,
+        })
+    result = {"threshold": round(threshold, 4), "mode": DEFAULT_MODE,
+              "calibration_cases": {"must_answer": len(answer), "must_refuse": len(refuse)},
+              "held_out_cases": {"must_answer": len(held_answer), "must_refuse": len(held_refuse)},
+              "held_out_refusal_accuracy": {"must_answer": round(answered, 4), "must_refuse": round(refused, 4)}}
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    console().print(
+        f"refusal threshold {threshold:.3f} (best-hit similarity) calibrated on {len(answer)} must-answer and "
+        f"{len(refuse)} must-refuse cases of {shown(str(path))}; on the {len(held_answer) + len(held_refuse)} held-out "
+        f"cases it answers {answered:.0%} of must-answer and refuses {refused:.0%} of must-refuse questions")
+    return EXIT_OK

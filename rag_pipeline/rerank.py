@@ -1,0 +1,134 @@
+"""Deterministic rerank of fused candidates: exact evidence the embedding and BM25 ranks blur.
+
+Fusion ranks by position only; it cannot see that a chunk contains the question's exact
+phrase, its number or identifier ("10-K", "800-53", "2019"), its terms close together, or a
+section title naming the question's subject. These features are computed from the candidate's
+own text, with no model and no randomness, so the same query over the same index always gives
+the same order. Every feature is kept on the hit (`Hit.features`) so the search log can show
+why a result moved.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# Weights of each feature over the fused score normalised to [0, 1] (best candidate = 1).
+# Hand-set starting values, NOT yet tuned: tune them on SciFact's train split
+# (bench/bench_retrieval.py --split train) and an evaluation set's calibration half, never on test.
+WEIGHTS = {
+    "term_coverage": 0.30,  # share of the query's idf the chunk matches (from the SQL)
+    "phrase": 0.15,  # share of the query's adjacent content-word pairs found adjacent in the chunk
+    "identifiers": 0.30,  # share of the query's numbers/identifiers found verbatim
+    "section": 0.10,  # share of the query's content words in the chunk's section path
+    "proximity": 0.10,  # how tightly the matched query words cluster in the chunk
+}
+STEM_CHARS = 6  # crude language-neutral stemming: "approvals"/"approval" share a 6-letter prefix
+_WORD = re.compile(r"\w+(?:[-./]\w+)*", re.UNICODE)
+# Function words of the corpus languages: never evidence of anything on their own.
+STOP_WORDS = frozenset(
+    """a an and are as at be by can do does for from has have how i if in is it its may must of on
+    or shall should than that the their there these this to under was were what when where which who
+    why will with within would der die das und ist ein eine einer eines im in den dem des zu mit von
+    für auf nicht wie was wer wo welche welcher le la les un une des du de et est en que qui dans pour
+    par sur au aux el los las y es del que se je na v ve se za do od pro jak co""".split()
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What the reranker reads of a fused hit."""
+
+    text: str
+    section_path: Sequence[str]
+    fused: float  # the fusion score
+    term_coverage: float  # from the full-text branch's SQL
+
+
+def fold(text: str) -> str:
+    """Lower case without accents: "Übersicht" and "ubersicht" compare equal."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(fold(text))
+
+
+def _stem(word: str) -> str:
+    return word[:STEM_CHARS]
+
+
+def is_identifier(word: str) -> bool:
+    """Numbers and codes ("2019", "10-k", "800-53", "s.2155", "c-1"): matched verbatim only."""
+    return any(ch.isdigit() for ch in word)
+
+
+def query_features(query: str) -> dict[str, list]:
+    """The parts of the query the features look for, computed once per query."""
+    all_words = words(query)
+    content = [w for w in all_words if w not in STOP_WORDS]
+    stems = sorted({_stem(w) for w in content if not is_identifier(w)})
+    pairs = sorted({(_stem(a), _stem(b)) for a, b in zip(content, content[1:])})
+    return {"stems": stems, "pairs": pairs, "identifiers": sorted({w for w in content if is_identifier(w)})}
+
+
+def features(query: dict[str, list], candidate: Candidate, best_fused: float) -> dict[str, float]:
+    """Every feature in [0, 1], plus the normalised fused score."""
+    text_words = words(candidate.text)
+    stems = [_stem(w) for w in text_words]
+    stem_set = set(stems)
+    content = [_stem(w) for w in text_words if w not in STOP_WORDS]  # pairs skip function words, as in the query
+    found = {
+        "fused": candidate.fused / best_fused if best_fused > 0 else 0.0,
+        "term_coverage": float(candidate.term_coverage),
+        "phrase": _share(query["pairs"], set(zip(content, content[1:]))),
+        "identifiers": _share(query["identifiers"], set(text_words)),
+        "section": _share(query["stems"], {_stem(w) for w in words(" ".join(candidate.section_path))}),
+        "proximity": _proximity(stems, set(query["stems"]) & stem_set),
+    }
+    return {name: round(value, 6) for name, value in found.items()}
+
+
+def score(found: dict[str, float]) -> float:
+    return found["fused"] + sum(weight * found[name] for name, weight in WEIGHTS.items())
+
+
+def _share(wanted: Sequence, present: set) -> float:
+    return sum(1 for w in wanted if w in present) / len(wanted) if wanted else 0.0
+
+
+def _proximity(stems: list[str], wanted: set[str]) -> float:
+    """(distinct matched terms - 1) / length of the shortest window holding all of them: 1.0
+    when they stand side by side, towards 0 when scattered; 0 with fewer than two."""
+    if len(wanted) < 2:
+        return 0.0
+    positions = [(i, s) for i, s in enumerate(stems) if s in wanted]
+    counts: dict[str, int] = {}
+    best = len(stems) + 1
+    left = 0
+    for pos, stem in positions:
+        counts[stem] = counts.get(stem, 0) + 1
+        while len(counts) == len(wanted):
+            best = min(best, pos - positions[left][0] + 1)
+            head = positions[left][1]
+            counts[head] -= 1
+            if not counts[head]:
+                del counts[head]
+            left += 1
+    return (len(wanted) - 1) / (best - 1) if best <= len(stems) else 0.0
+
+
+def rerank(query: str, candidates: Sequence[Candidate]) -> list[tuple[int, float, dict[str, float]]]:
+    """(index into candidates, rerank score, features), best first; ties keep fused order, so
+    the result is a pure function of the query and the candidates."""
+    parsed = query_features(query)
+    best = max((c.fused for c in candidates), default=0.0)
+    scored = []
+    for i, candidate in enumerate(candidates):
+        found = features(parsed, candidate, best)
+        scored.append((i, score(found), found))
+    scored.sort(key=lambda item: (-item[1], item[0]))
+    return scored
