@@ -168,7 +168,7 @@ def rerank_hits(query: str, hits: list[Hit]) -> list[Hit]:
     ordered = []
     for rank, (index, value, found) in enumerate(rerank.rerank(query, candidates), 1):
         hit = hits[index]
-        hit.features = {**hit.features, **found}
+        hit.features = {**hit.features, **found, "rerank": round(value, 6)}
         hit.branches = {**hit.branches, "rerank": {"rank": rank, "score": round(value, 6)}}
         ordered.append(hit)
     return ordered

@@ -44,11 +44,15 @@ def cmd_search(args: argparse.Namespace) -> int:
     with connection(config, role=READER) as conn:
         if args.queries:
             return _search_batch(conn, model, Path(args.queries), caller_groups, when, args.k, args.user)
+        from rag_pipeline import store
         from rag_pipeline.refusal import decide
         from rag_pipeline.retrieval import search
 
         hits = search(conn, model, args.query, caller_groups, k=args.k, as_of=when, user=args.user)
-        decision = decide([h.similarity for h in hits], refusal_threshold(conn, config, when))
+        with conn.transaction():  # the reader sees the index (and its model) through the caller's groups
+            store.search_log.set_session_groups(conn, caller_groups)
+            threshold = refusal_threshold(conn, config, when)
+        decision = decide([h.similarity for h in hits], threshold)
     if args.json:
         emit_json({"query": args.query, "groups": caller_groups, "as_of": when, "k": args.k,
                    "log_id": hits.log_id, "refused": decision.refused, "refusal": decision.record(),

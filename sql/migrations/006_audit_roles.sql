@@ -143,6 +143,7 @@ GRANT UPDATE (name) ON embedding_models TO rag_writer;  -- the no-op upsert of m
 
 -- The reader: what a search reads (rows filtered below) and the right to log its searches.
 GRANT SELECT ON chunks, document_versions, documents, embedding_models TO rag_reader;
+GRANT SELECT ON refusal_calibrations TO rag_reader;   -- search states the threshold it refused by
 GRANT INSERT ON search_log TO rag_reader;
 GRANT SELECT (id) ON search_log TO rag_reader;          -- INSERT ... RETURNING id
 GRANT USAGE ON SEQUENCE search_log_id_seq TO rag_reader;
