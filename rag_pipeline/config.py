@@ -18,6 +18,8 @@ from rag_pipeline.yaml_io import YAMLError, load_yaml
 CONFIG_ENV = "RAG_PIPELINE_CONFIG"
 # every metric the gate computes has a bound (a given threshold replaces its default)
 DEFAULT_THRESHOLDS = {"source_recall": 0.8, "evidence_recall": 0.8, "ndcg": 0.5, "mrr": 0.5, "refusal_accuracy": 0.75,
+                      # each direction on its own, so a gate cannot pass by refusing everything or nothing
+                      "refusal_accuracy_must_refuse": 0.5, "refusal_accuracy_must_answer": 0.5,
                       "acl_leaks": 0, "superseded_hits": 0}
 SOURCE_KINDS = ("filesystem", "s3")
 
