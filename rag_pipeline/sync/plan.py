@@ -87,18 +87,16 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
         try:
             if isinstance(obj, SkippedObject):
                 raise ObjectReadError(obj.reason)
-            action, item = _plan_object(ctx, source, source_config.name, obj, live.get(obj.uri), known.get(obj.uri),
-                                        model_id, learned)
+            action, item, too_large = _plan_object(ctx, source, source_config.name, obj, live.get(obj.uri),
+                                                   known.get(obj.uri), model_id, learned)
         except ObjectReadError as exc:
             counts["skipped"] += 1
             stage = "list" if isinstance(obj, SkippedObject) else "read"
             store.quarantine.record_quarantine(conn, ctx.run_id, source_config.name, obj.uri, None, stage, str(exc))
             continue
         counts[action] += 1
-        if item is not None and action in CONTENT_ACTIONS and item["size_bytes"] > ctx.config.limits.max_bytes:
-            refused.append(item)  # over limits.max_bytes by its listed size: never read, never stored
-        elif item is not None:
-            items.append(item)
+        if item is not None:
+            (refused if too_large else items).append(item)
         if listed % 100 == 0:
             ctx.progress(f"plan {source_config.name}", listed, 0)
     counts.update(getattr(source, "request_stats", {}))  # e.g. S3 calls and retries, for the run's report
@@ -120,8 +118,9 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
 
 def _plan_object(ctx: SyncContext, source, source_name: str, obj: SourceObject,  # noqa: ANN001
                  live: store.versions.LiveVersion | None, known: tuple[str, str] | None, model_id: int,
-                 learned: list[tuple[str, str, str]]) -> tuple[str, dict | None]:
-    """The object's action and work item. A listing fingerprint (S3 ETag+size) is turned into
+                 learned: list[tuple[str, str, str]]) -> tuple[str, dict | None, bool]:
+    """The object's action, its work item and whether that item is refused as too large by its
+    listed size (then never read nor stored; its access change still applies). A listing fingerprint (S3 ETag+size) is turned into
     the content SHA-256 through what earlier runs learned, or by downloading once: so a changed
     object is always compared by content, and identical bytes under a new ETag are unchanged."""
     blob = None
@@ -136,10 +135,10 @@ def _plan_object(ctx: SyncContext, source, source_name: str, obj: SourceObject, 
     obj = replace(obj, checksum=checksum)
     action = _action(obj, live, model_id)
     if action == "unchanged":
-        return action, None
+        return action, None, False
     if action in CONTENT_ACTIONS and blob is None and obj.size > ctx.config.limits.max_bytes:
-        return action, _refused_item(ctx, source_name, obj, action)
-    return action, _item(ctx, source, source_name, obj, action, blob)
+        return action, _refused_item(source_name, obj, action), True
+    return action, _item(ctx, source, source_name, obj, action, blob), False
 
 
 def _read(source, uri: str) -> bytes:  # noqa: ANN001
@@ -151,7 +150,7 @@ def _read(source, uri: str) -> bytes:  # noqa: ANN001
         raise ObjectReadError(f"cannot read {uri!r} after listing it: {exc}") from exc
 
 
-def _refused_item(ctx: SyncContext, source_name: str, obj: SourceObject, action: str) -> dict:
+def _refused_item(source_name: str, obj: SourceObject, action: str) -> dict:
     """A work item for a file over limits.max_bytes by its listed size: quarantined at once
     (its access change, if any, still applies), its bytes never read nor kept."""
     return {"source": source_name, "uri": obj.uri, "action": action, "checksum": obj.checksum,
