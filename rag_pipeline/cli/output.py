@@ -39,15 +39,19 @@ def shown(value: object, *, one_line: bool = True) -> str:
     characters (ESC, BEL, CR, bidi overrides...) become visible escapes, '[' cannot open a tag."""
     from rich.markup import escape
 
-    text = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+    text = _visible(str(value))
     if one_line:
         text = text.replace("\n", "\\n").replace("\t", " ")
     return escape(text)
 
 
+def _visible(text: str) -> str:
+    """Control characters as visible escapes (\\x1b), so a terminal shows them instead of obeying."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def err(message: str) -> None:
-    text = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", message)
-    sys.stderr.write(f"rag-pipeline: {text}\n")
+    sys.stderr.write(f"rag-pipeline: {_visible(message)}\n")
 
 
 def pages(start: int | None, end: int | None) -> str:
