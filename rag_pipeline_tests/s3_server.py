@@ -196,6 +196,18 @@ class FaultProxy:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
 
+    def throttle_listings(self, times: int) -> None:
+        """Answer the next `times` listing requests with 503 SlowDown (S3's throttling)."""
+        left = {"n": times}
+
+        def slow_down(method: str, path: str) -> int | None:
+            if "list-type" in path and left["n"]:
+                left["n"] -= 1
+                return 503
+            return None
+
+        self.fault = slow_down
+
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()

@@ -116,15 +116,7 @@ def test_read_refuses_an_object_replaced_or_deleted_since_the_listing(bucket: Bu
 
 def test_throttling_is_retried_with_backoff_and_the_retries_are_counted(bucket: Bucket, fault_proxy: FaultProxy) -> None:
     bucket.put("docs/a.md", "x", tags={"rag-groups": "hr"})
-    throttled = {"left": 2}
-
-    def slow_down(method: str, path: str) -> int | None:
-        if "list-type" in path and throttled["left"]:
-            throttled["left"] -= 1
-            return 503
-        return None
-
-    fault_proxy.fault = slow_down
+    fault_proxy.throttle_listings(2)
     source = _source(bucket, endpoint=fault_proxy.endpoint, max_attempts=4)
     listed, _ = _listing(source)
     assert listed["a.md"].acl_groups == ("hr",)

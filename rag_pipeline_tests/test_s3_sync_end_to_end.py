@@ -154,15 +154,7 @@ def test_throttled_listing_is_retried_and_the_retries_are_in_the_runs_report(
     capsys, tmp_path: Path, db_url: str, bucket: Bucket, fault_proxy: FaultProxy
 ) -> None:
     upload_docs(bucket)
-    throttled = {"left": 1}
-
-    def slow_down(method: str, path: str) -> int | None:
-        if "list-type" in path and throttled["left"]:
-            throttled["left"] -= 1
-            return 503
-        return None
-
-    fault_proxy.fault = slow_down
+    fault_proxy.throttle_listings(1)
     config = write_s3_config(tmp_path, db_url, bucket, endpoint=fault_proxy.endpoint)
     code, out = sync(capsys, config)
     assert code == 0, out
