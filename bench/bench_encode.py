@@ -1,8 +1,9 @@
 """Encoding backends and batching of the configured model, side by side on the same texts.
 
 Prints texts/s for: sentence-transformers' own `encode` in one call (it sorts by characters),
-the pipeline's `Embedder.encode` (batches by token count, input order restored), and, on a small
-subset, torch bfloat16 (emulated unless the CPU has AVX512-BF16/AMX). Each candidate's vectors
+the pipeline's `Embedder.encode` (batches by token count, input order restored), ONNX Runtime
+fp32 (embedding/onnx_backend.py) and, on a small subset, torch bfloat16 (emulated unless the CPU
+has AVX512-BF16/AMX), plus what `embedding.backend: auto` chooses here. Each candidate's vectors
 are compared with the reference fp32 vectors by the identity rule (cosine >= 0.9999, same
 top-10 neighbours): the last column says whether the candidate could embed the index under the
 fp32 identity (agreement is measured on the probe set of `backends.py`). Figures only.
@@ -29,8 +30,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np
 
-from rag_pipeline.embedding import load_embedder
-from rag_pipeline.embedding.backends import PROBE_TEXTS, agreement, candidate_backends, native_bf16
+from rag_pipeline.embedding import Embedder, load_embedder
+from rag_pipeline.embedding.backends import AUTO, ONNX, PROBE_TEXTS, agreement, candidate_backends, native_bf16
 
 
 def mixed_texts(count: int, seed: int = 12) -> list[str]:
@@ -66,10 +67,14 @@ def main() -> None:
     print(f"{len(texts)} texts, {sum(tokens)} tokens (median {int(np.median(tokens))}, max {max(tokens)}), "
           f"batch size {embedder.batch_size}, load average {os.getloadavg()[0]:.1f}")
     bf16_model = copy.deepcopy(model).to(torch.bfloat16)
+    onnx = Embedder(backend=ONNX)
+    print(f"ONNX: {onnx.choice.summary()}")
+    print(f"auto chooses: {Embedder(backend=AUTO).choice.summary()}", flush=True)
     methods = {
         "torch fp32, token-length batches (Embedder.encode)": embedder.encode,
         "torch fp32, sentence-transformers encode (char sort)": lambda batch: model.encode(
             batch, batch_size=embedder.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False),
+        "ONNX Runtime fp32, token-length batches": onnx.encode,
         "torch bf16 (sentence-transformers encode)": lambda batch: bf16_model.encode(
             batch, batch_size=embedder.batch_size, normalize_embeddings=True, convert_to_tensor=True,
             show_progress_bar=False).float().numpy(),
@@ -85,8 +90,9 @@ def main() -> None:
         print(f"{name:<54} {len(workload):6d} {elapsed:8.2f} {len(workload) / elapsed:8.1f} {agree.min_cosine:9.6f} "
               f"{'same' if agree.same_neighbours else 'diff':>6} {'yes' if agree.within_tolerance else 'no':>13}", flush=True)
     rate = {name: n / elapsed for name, (n, elapsed) in seconds.items()}
-    ours, theirs, bf16 = (rate[name] for name in methods)
+    ours, theirs, onnx_rate, bf16 = (rate[name] for name in methods)
     print(f"token-length batches vs sentence-transformers' own: {ours / theirs:.2f}x the speed; "
+          f"ONNX Runtime vs torch fp32: {onnx_rate / ours:.2f}x; "
           f"bf16 vs fp32 (texts/s, bf16 on the first {args.bf16_texts} texts): {bf16 / ours:.2f}x")
 
 

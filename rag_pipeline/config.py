@@ -52,6 +52,7 @@ class EmbeddingConfig:
     model: str | None = None  # None = the packaged all-MiniLM-L6-v2
     batch_size: int = 32
     device: str = "cpu"
+    backend: str = "auto"  # auto = fastest measured here of those matching torch fp32 (embedding/backend_choice.py)
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,8 @@ BLOB_STORE_KEYS = ("url", "endpoint_url", "region")
 # Keys that would put credentials in the file; boto3's credential chain is the only way in.
 CREDENTIAL_KEYS = ("aws_access_key_id", "aws_secret_access_key", "aws_session_token", "access_key",
                    "secret_key", "access_key_id", "secret_access_key", "session_token", "credentials", "profile")
-EMBEDDING_KEYS = ("model", "batch_size", "device")
+EMBEDDING_KEYS = ("model", "batch_size", "device", "backend")
+EMBEDDING_BACKENDS = ("auto", "torch-fp32", "onnx-fp32", "torch-bf16")
 EVALUATION_KEYS = ("eval_set", "k", "thresholds", "refusal_score")
 
 
@@ -342,10 +344,14 @@ def _embedding(raw: dict[str, Any], where: str) -> EmbeddingConfig:
     device = raw.get("device", "cpu")
     if not isinstance(device, str) or not device:
         raise ConfigError(f"{where}: embedding.device must be a torch device name such as cpu")
+    backend = raw.get("backend", "auto")
+    if backend not in EMBEDDING_BACKENDS:
+        raise ConfigError(f"{where}: embedding.backend must be one of {', '.join(EMBEDDING_BACKENDS)}, not {backend!r}")
     return EmbeddingConfig(
         model=_optional_str(raw, "model", where, "embedding.model"),
         batch_size=_positive_int(raw.get("batch_size", 32), "embedding.batch_size", where),
         device=device,
+        backend=backend,
     )
 
 

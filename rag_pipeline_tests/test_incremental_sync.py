@@ -77,7 +77,7 @@ def test_a_no_op_sync_process_loads_no_model_and_no_parser(synced: Path, tmp_pat
         "import json, sys\n"
         "from rag_pipeline.cli.main import main\n"
         f"code = main(['sync', '--config', {str(synced)!r}, '--json'])\n"
-        "heavy = ('torch', 'sentence_transformers', 'transformers', 'pymupdf', 'unstructured')\n"
+        "heavy = ('torch', 'sentence_transformers', 'transformers', 'onnxruntime', 'pymupdf', 'unstructured')\n"
         "print(json.dumps({'code': code, 'loaded': [m for m in heavy if m in sys.modules]}))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "RAG_PIPELINE_CACHE_DIR": str(tmp_path / "cache")}

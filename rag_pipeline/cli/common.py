@@ -72,7 +72,7 @@ def document(conn: psycopg.Connection, uri: str) -> tuple[str, str]:
 def embedder(config: Config) -> Embedder:
     from rag_pipeline.embedding import load_embedder
 
-    return load_embedder(config.embedding.model, config.embedding.device, config.embedding.batch_size)
+    return load_embedder(config.embedding.model, config.embedding.device, config.embedding.batch_size, config.embedding.backend)
 
 
 def refusal_threshold(conn: psycopg.Connection, config: Config, when: datetime | None = None) -> Threshold:

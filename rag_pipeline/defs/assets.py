@@ -135,7 +135,10 @@ def embedded(context: dg.AssetExecutionContext, database: IndexDatabase, embeddi
     with ctx.connect() as conn:
         model_id = store.models.register_model(conn, embedder.identity.as_dict())
     result = process.embed_items(ctx, embedder, model_id)
-    return dg.MaterializeResult(metadata=_numbers("chunks_", result.counts))
+    metadata = _numbers("chunks_", result.counts)
+    if embedder.encoded_with is not None:  # something was encoded: which backend did it and why
+        metadata["encoding_backend"] = dg.MetadataValue.json(embedder.encoded_with.as_dict())
+    return dg.MaterializeResult(metadata=metadata)
 
 
 @dg.asset(group_name=GROUP, kinds=PY_PG_VECTOR, owners=OWNERS, deps=[embedded], description="Write new versions, ACL-only versions and tombstones, invisible until published.")

@@ -76,7 +76,7 @@ class EmbeddingModel(dg.ConfigurableResource):
     def get(self) -> Embedder:
         if self._embedder is None:
             embedding = self.settings.load().embedding
-            self._embedder = load_embedder(embedding.model, embedding.device, embedding.batch_size)
+            self._embedder = load_embedder(embedding.model, embedding.device, embedding.batch_size, embedding.backend)
         return self._embedder
 
 

@@ -20,6 +20,10 @@ from pathlib import Path
 import numpy as np
 
 REFERENCE = "torch-fp32"
+ONNX = "onnx-fp32"
+BF16 = "torch-bf16"
+BACKENDS = (REFERENCE, ONNX, BF16)
+AUTO = "auto"  # the fastest backend that agrees with the reference, measured on this machine
 REFERENCE_NUMERICS = "fp32"
 COSINE_TOLERANCE = 0.9999
 TOP_K = 10
@@ -103,7 +107,7 @@ def native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     return any(flag in flags for flag in BF16_CPU_FLAGS)
 
 
-def candidate_backends(bf16_native: bool) -> list[str]:
-    """Backends worth measuring on this machine, reference first. ONNX Runtime needs an ONNX
-    export of the model (the `optimum` or `onnx` package), which this installation lacks."""
-    return [REFERENCE, "torch-bf16"] if bf16_native else [REFERENCE]
+def candidate_backends(bf16_native: bool, onnx_supported: bool = True) -> list[str]:
+    """Backends worth measuring on this machine, reference first: ONNX Runtime where the model
+    is a stack it can run (see `onnx_backend.pooling_mode`), bfloat16 only where it is native."""
+    return [REFERENCE] + [ONNX] * onnx_supported + [BF16] * bf16_native

@@ -63,18 +63,19 @@ def weights_digest(model_dir: Path) -> str:
     files = weight_files(model_dir)
     identities = file_identities(model_dir, files)
     cache_path = cache_dir() / CACHE_FILE
-    entries = _read(cache_path)
+    entries = read_cache(cache_path)
     entry = entries.get(str(model_dir))
     if isinstance(entry, dict) and entry.get("files") == identities and isinstance(entry.get("sha256"), str):
         return entry["sha256"]
     digest = hash_weights(model_dir, files)
     if file_identities(model_dir, files) == identities:  # not rewritten while we read it
         entries[str(model_dir)] = {"files": identities, "sha256": digest}
-        _write(cache_path, entries)
+        write_cache(cache_path, entries)
     return digest
 
 
-def _read(path: Path) -> dict[str, object]:
+def read_cache(path: Path) -> dict[str, object]:
+    """A JSON cache file's entries; a missing, unreadable or corrupt file is an empty cache."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -82,11 +83,12 @@ def _read(path: Path) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-def _write(path: Path, entries: dict[str, object]) -> None:
-    """Atomic replace, so a concurrent reader sees the old or the new file, never half of one."""
+def write_cache(path: Path, entries: dict[str, object]) -> None:
+    """Atomic replace, so a concurrent reader sees the old or the new file, never half of one;
+    an unwritable cache folder only costs recomputing next time."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".digests-", suffix=".json")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".cache-", suffix=".json")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(entries, handle)
         os.replace(tmp, path)

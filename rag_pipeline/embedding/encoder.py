@@ -14,33 +14,40 @@ from typing import Any
 
 import numpy as np
 
-from rag_pipeline.embedding.backends import REFERENCE, numerics_for
+from rag_pipeline.embedding.backend_choice import BackendChoice, Encode, choose
+from rag_pipeline.embedding.backends import AUTO, BACKENDS, BF16, ONNX, REFERENCE, REFERENCE_NUMERICS, native_bf16, numerics_for
 from rag_pipeline.embedding.digest_cache import weights_digest
 from rag_pipeline.embedding.identity import ModelError, ModelIdentity, output_normalized, resolve_model, shape_from_files
 
 
 @functools.lru_cache(maxsize=2)
-def load_embedder(model: str | None = None, device: str = "cpu", batch_size: int = 32) -> Embedder:
+def load_embedder(model: str | None = None, device: str = "cpu", batch_size: int = 32, backend: str = AUTO) -> Embedder:
     """One embedder per process and configuration: a loaded model costs seconds and hundreds of MB."""
-    return Embedder(model, device=device, batch_size=batch_size)
+    return Embedder(model, device=device, batch_size=batch_size, backend=backend)
 
 
 class Embedder:
     """A sentence-transformers model plus its tokenizer, used for both chunk sizing and
     encoding so token counts match what the model really sees."""
 
-    def __init__(self, model: str | None = None, device: str = "cpu", batch_size: int = 32) -> None:
+    def __init__(self, model: str | None = None, device: str = "cpu", batch_size: int = 32, backend: str = AUTO) -> None:
+        if backend not in (AUTO, *BACKENDS):
+            raise ModelError(f"unknown embedding backend {backend!r}: use one of {', '.join((AUTO, *BACKENDS))}")
         self.name, self.path, self.revision = resolve_model(model)
         self.device = device
         self.batch_size = batch_size
-        # torch fp32 is the only backend this installation can run at full speed on AVX2 (see
-        # backends.py); another backend would record its numerics through numerics_for().
-        self.backend = REFERENCE
+        self.backend_setting = backend
 
     @property
     def loaded(self) -> bool:
         """Whether the model has been loaded in this process (for tests and benchmarks)."""
         return "model" in self.__dict__
+
+    @property
+    def encoded_with(self) -> BackendChoice | None:
+        """The backend choice once this process has encoded (None before: asking must not
+        trigger a measurement)."""
+        return self.__dict__.get("choice")
 
     @cached_property
     def model(self) -> Any:
@@ -77,8 +84,68 @@ class Embedder:
             dimension=dimension,
             normalized=normalized,
             max_tokens=max_tokens,
-            numerics=numerics_for(self.backend, None),
+            numerics=self._numerics(),
         )
+
+    def _numerics(self) -> str:
+        """fp32 unless a backend was configured whose vectors differ from torch fp32 (`auto`
+        only ever chooses agreeing ones, so it needs no measurement here)."""
+        if self.backend_setting in (AUTO, REFERENCE):
+            return REFERENCE_NUMERICS
+        return numerics_for(self.choice.backend, self.choice.agreement(self.choice.backend))
+
+    @cached_property
+    def choice(self) -> BackendChoice:
+        """The backend that encodes in this process, measured once per machine (see
+        `backend_choice`); torch fp32 when configured so or off the CPU."""
+        if self.backend_setting == REFERENCE:
+            return BackendChoice(REFERENCE, "configured")
+        if self.device != "cpu":
+            return BackendChoice(REFERENCE, f"device {self.device}: only torch runs there")
+        return choose(weights_digest(self.path), self.backend_setting, self._candidates)
+
+    def _candidates(self) -> dict[str, Encode]:
+        """Batch encoders worth measuring for the setting: the reference always; ONNX Runtime
+        where the model can be exported (under `auto` a failed export only drops it); bfloat16
+        when configured or, under `auto`, where the CPU has it natively."""
+        candidates: dict[str, Encode] = {REFERENCE: self._torch_batches(self.model)}
+        if self.backend_setting in (AUTO, ONNX):
+            try:
+                candidates[ONNX] = self._onnx_encoder.encode
+            except (ModelError, ImportError):
+                if self.backend_setting == ONNX:
+                    raise
+        if self.backend_setting == BF16 or (self.backend_setting == AUTO and native_bf16()):
+            candidates[BF16] = self._torch_batches(self._bf16_model)
+        return candidates
+
+    @cached_property
+    def _onnx_encoder(self) -> Any:
+        from rag_pipeline.embedding.onnx_backend import OnnxEncoder
+
+        return OnnxEncoder(self.model, weights_digest(self.path))
+
+    @cached_property
+    def _bf16_model(self) -> Any:
+        import copy
+
+        import torch
+
+        return copy.deepcopy(self.model).to(torch.bfloat16)
+
+    def _torch_batches(self, model: Any) -> Encode:
+        def encode(texts: list[str]) -> np.ndarray:
+            vectors = model.encode(texts, batch_size=len(texts), normalize_embeddings=True,
+                                   convert_to_tensor=True, show_progress_bar=False)
+            return vectors.float().cpu().numpy()
+        return encode
+
+    @cached_property
+    def _batch_encoder(self) -> Encode:
+        backend = self.choice.backend
+        if backend == ONNX:
+            return self._onnx_encoder.encode
+        return self._torch_batches(self._bf16_model if backend == BF16 else self.model)
 
     @property
     def max_tokens(self) -> int:
@@ -101,10 +168,7 @@ class Embedder:
         vectors = np.empty((len(texts), self.identity.dimension), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
             batch = order[start:start + self.batch_size]
-            vectors[batch] = self.model.encode(
-                [texts[i] for i in batch], batch_size=len(batch), normalize_embeddings=True,
-                convert_to_numpy=True, show_progress_bar=False,
-            )
+            vectors[batch] = self._batch_encoder([texts[i] for i in batch])
         return vectors
 
 
