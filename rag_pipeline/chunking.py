@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
+from rag_pipeline.paragraph_headings import promote_paragraph_headings
 from rag_pipeline.parsing.types import Element
 
 CHUNKER_VERSION = "sections3"  # sections3: per-language full-text configuration; sections2: repeated empty headings keep their own offsets
@@ -78,7 +79,7 @@ def chunk_elements(
     target = min(target_tokens or max_tokens, max_tokens)
     text, spans = cleaned_text(elements)
     chunks: list[Chunk] = []
-    for path, members in _sections(elements):
+    for path, members in _sections(promote_paragraph_headings(elements)):
         prefix = section_prefix(path)
         budget = target - count_tokens([prefix])[0] if prefix else target
         if budget < 16:  # absurdly long headings: keep only the innermost
