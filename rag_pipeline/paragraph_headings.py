@@ -3,8 +3,8 @@
 SEC filings, government reports and Word files typed without heading styles mark their headings
 as bold, numbered ("1.2 Scope", "Item 7.", "PART II", "§ 3", "Article 5") or ALL-CAPS short
 paragraphs. Without them every chunk of such a document has an empty section path. This pass
-turns those paragraphs into headings, but only in documents whose parser found (almost) no
-headings: where real structure exists it is trusted, because a false heading puts a wrong
+turns those paragraphs into headings, but only in documents whose parser found fewer than
+three headings: where real structure exists it is trusted, because a false heading puts a wrong
 breadcrumb on every chunk below it.
 
 What is never a heading: table cells and list items (only paragraphs are considered), sentences
@@ -25,6 +25,7 @@ from rag_pipeline.parsing.types import Element
 
 MAX_HEADING_CHARS = 120
 MAX_HEADING_WORDS = 14
+MIN_OWN_HEADINGS = 3  # a document with this many headings of its own has an outline: trust it
 _RUN_LIMIT = 3  # this many look-alike candidates in a row, with no body between, are a list
 
 # Keyword headings, outermost first: (style, pattern). The label may stand alone ("PART I",
@@ -37,7 +38,9 @@ _KEYWORD_STYLES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("section", re.compile(r"^(?:SECTION|Section|Sec\.|Abschnitt)\s+\d{1,3}(?:\.\d{1,3})*\b\.?")),
     ("paragraph_sign", re.compile(r"^§\s*\d{1,4}[a-z]?\b\.?")),
 )
-_NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,3}){0,4})\.?\s+(?=\S)")
+# "1. Scope" or "2.1 Scope": a lone number without its period ("24 Agent ID") is a table row.
+_KEYWORD_START = re.compile("|".join(p.pattern for _, p in _KEYWORD_STYLES))
+_NUMBERED = re.compile(r"^(\d{1,2}\.|\d{1,2}(?:\.\d{1,3}){1,4}\.?)\s+(?=\S)")
 _LETTERED = re.compile(r"^([A-Z])\.\s+(?=\S)")
 _ROMAN = re.compile(r"^([IVX]{1,5})\.\s+(?=\S)")
 # Order of the styles from outermost to innermost; a document's own styles keep this order.
@@ -50,8 +53,7 @@ def promote_paragraph_headings(elements: Sequence[Element]) -> list[Element]:
     few headings of its own; otherwise unchanged. Texts are never altered, so offsets into the
     cleaned text stay valid."""
     headings = [e for e in elements if e.kind == "heading"]
-    paragraphs = sum(1 for e in elements if e.kind == "paragraph")
-    if len(headings) >= 3 and len(headings) * 40 >= paragraphs:
+    if len(headings) >= MIN_OWN_HEADINGS:
         return list(elements)
     repeated = _repeated(elements)
     styles = [_style(e, repeated) for e in elements]
@@ -74,8 +76,10 @@ def heading_style(text: str, bold: bool = False) -> str | None:
         return None
     if sum(ch.isalpha() for ch in text) < 2 and not text.startswith("§"):
         return None
-    if text[-1] in ",;" or "http" in text or "@" in text:
+    if text[-1] in ",;" or "http" in text or "@" in text or any(ch in text for ch in "=|<>{}[]*"):
         return None
+    if sum(ch.isalpha() for ch in text) < 0.5 * len(text.replace(" ", "")) and not _KEYWORD_START.match(text):
+        return None  # mostly figures: a table row or a form line
     for style, pattern in _KEYWORD_STYLES:
         match = pattern.match(text)
         if match:
@@ -87,10 +91,10 @@ def heading_style(text: str, bold: bool = False) -> str | None:
         match = pattern.match(text)
         if match:
             rest = text[match.end():]
-            if not (rest[0].isupper() or rest[0].isdigit()) or len(rest.split()) > 10:
+            if not rest[0].isupper() or len(rest.split()) > 10:
                 return None
             if style == "numbered":
-                return f"numbered{min(4, match.group(1).count('.') + 1)}"
+                return f"numbered{min(4, match.group(1).rstrip('.').count('.') + 1)}"
             return style
     cased = [ch for ch in text if ch.isalpha() and ch.lower() != ch.upper()]
     if len(cased) >= 4 and all(ch.isupper() for ch in cased) and len(words) <= 10:
