@@ -70,8 +70,11 @@ def cleaned_text(elements: Sequence[Element]) -> tuple[str, list[tuple[int, int]
 
 
 def section_prefix(path: Sequence[str], identity: str = "") -> str:
-    """What precedes a chunk's text in its model input: the identity line, then the path."""
-    head = identity + "\n" if identity else ""
+    """What precedes a chunk's text in its model input: the identity line, then the path. An
+    identity that only repeats the path's top heading (a "Travel Policy" file whose first
+    heading is "Travel Policy") is said once: saying it twice weighs the title over the text."""
+    repeats = bool(path) and " ".join(identity.split()).casefold() == " ".join(path[0].split()).casefold()
+    head = identity + "\n" if identity and not repeats else ""
     return head + (" > ".join(path) + "\n" if path else "")
 
 

@@ -98,3 +98,11 @@ def test_the_parse_step_redacts_the_title_before_it_is_stored() -> None:
     redacted = _redacted(wire)
     assert GITHUB not in redacted["title"] and "\x1b" not in redacted["title"]
     assert any(k.startswith("secret:") for k in redacted["safety"])
+
+
+def test_a_title_that_is_also_the_top_heading_is_said_once(embedder) -> None:
+    elements = [Element("paragraph", "Issued by the finance office."), Element("heading", "Travel Policy", level=1),
+                Element("heading", "Approval", level=2)] + BODY
+    chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens, target_tokens=64, identity="Travel Policy")
+    assert chunks[0].search_prefix == "Travel Policy\n"  # before the first heading: the identity line
+    assert chunks[-1].search_prefix == "Travel Policy > Approval\n"
