@@ -95,8 +95,9 @@ def main() -> None:
         first = timed_run(SyncContext(config, url, "bench-1"), embedder, model_id)
         with SyncContext(config, url, "bench-1").connect() as conn:
             run = store.runs.get_run(conn, "bench-1")
-            # what the embed step encodes: the section path followed by the chunk text
-            texts = [section_prefix(r[0]) + r[1] for r in conn.execute("SELECT section_path, text FROM chunks ORDER BY id")]
+            # what the embed step encodes: the stored prefix (identity line, section path) and the text
+            texts = [(r[2] if r[2] is not None else section_prefix(r[0])) + r[1]
+                     for r in conn.execute("SELECT section_path, text, search_prefix FROM chunks ORDER BY id")]
             pages = conn.execute("SELECT coalesce(sum((counts->'parse'->>'pages')::int), 0) FROM runs").fetchone()[0]
         second = timed_run(SyncContext(config, url, "bench-2"), embedder, model_id)
         started = time.perf_counter()

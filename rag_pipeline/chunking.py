@@ -2,8 +2,11 @@
 span, character offsets into the cleaned text and its token count under the model's own
 tokenizer. A chunk never exceeds the model's maximum input; tables split only between rows.
 
-The text a chunk is embedded with is its section path followed by its text: headings carry much
-of the meaning ("2 Approval") that the body text never repeats.
+The text a chunk is embedded with is its document's identity line (title, and the issuer and
+period a filing states: see document_identity.py), its section path, then its text: headings and
+the document carry much of the meaning ("2 Approval", "Form 10-Q, quarter ended March 31") that
+the body text never repeats. Both count against the model's input budget; the body is never cut
+to make room for them.
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
+from rag_pipeline.paragraph_headings import promote_paragraph_headings
 from rag_pipeline.parsing.types import Element
 
-CHUNKER_VERSION = "sections3"  # sections3: per-language full-text configuration; sections2: repeated empty headings keep their own offsets
+CHUNKER_VERSION = "sections4"  # sections4: document identity line, headings from paragraph form; sections3: per-language full-text configuration; sections2: repeated empty headings keep their own offsets
 ELEMENT_SEPARATOR = "\n\n"
+MAX_IDENTITY_TOKENS = 48  # the identity line's share of the 256-token input, at most
 MAX_CHUNK_CHARS = 4000  # long unbroken "words" tokenise to one [UNK]; keep chunks readable anyway
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
 
@@ -34,7 +39,8 @@ class Chunk:
     char_end: int
     token_count: int
     content_hash: str
-    search_text: str  # what is embedded and full-text indexed: section path + text
+    search_text: str  # what is embedded and full-text indexed: search_prefix + text
+    search_prefix: str = ""  # identity line and section path as embedded (stored for audits)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -63,8 +69,13 @@ def cleaned_text(elements: Sequence[Element]) -> tuple[str, list[tuple[int, int]
     return "".join(parts), spans
 
 
-def section_prefix(path: Sequence[str]) -> str:
-    return " > ".join(path) + "\n" if path else ""
+def section_prefix(path: Sequence[str], identity: str = "") -> str:
+    """What precedes a chunk's text in its model input: the identity line, then the path. An
+    identity that only repeats the path's top heading (a "Travel Policy" file whose first
+    heading is "Travel Policy") is said once: saying it twice weighs the title over the text."""
+    repeats = bool(path) and " ".join(identity.split()).casefold() == " ".join(path[0].split()).casefold()
+    head = identity + "\n" if identity and not repeats else ""
+    return head + (" > ".join(path) + "\n" if path else "")
 
 
 def chunk_elements(
@@ -72,23 +83,42 @@ def chunk_elements(
     count_tokens: TokenCounter,
     max_tokens: int,
     target_tokens: int | None = None,
+    identity: str = "",
 ) -> list[Chunk]:
     """Group elements into chunks per section, filling up to `target_tokens` (default: the
-    model maximum) and splitting oversized elements at sentence, row or word boundaries."""
+    model maximum) and splitting oversized elements at sentence, row or word boundaries.
+    `identity` (see document_identity.py) is put before every chunk's section path."""
     target = min(target_tokens or max_tokens, max_tokens)
+    identity = fit_identity(identity, count_tokens)
     text, spans = cleaned_text(elements)
     chunks: list[Chunk] = []
-    for path, members in _sections(elements):
-        prefix = section_prefix(path)
+    for path, members in _sections(promote_paragraph_headings(elements)):
+        prefix = section_prefix(path, identity)
         budget = target - count_tokens([prefix])[0] if prefix else target
         if budget < 16:  # absurdly long headings: keep only the innermost
             path = path[-1:]
-            prefix = section_prefix(path)
+            prefix = section_prefix(path, identity)
             budget = max(16, target - count_tokens([prefix])[0])
         pieces = [p for i in members for p in _pieces(elements[i], spans[i], text, count_tokens, budget)]
         for group in _pack(pieces, text, count_tokens, budget):
-            chunks.append(_make_chunk(len(chunks), group, text, path, prefix, count_tokens, max_tokens))
+            chunks.append(_make_chunk(len(chunks), group, text, path, identity, count_tokens, max_tokens))
     return chunks
+
+
+def fit_identity(identity: str, count: TokenCounter) -> str:
+    """The identity line within MAX_IDENTITY_TOKENS, cut at a word with an ellipsis if longer."""
+    identity = " ".join(identity.split())
+    if not identity or count([identity])[0] <= MAX_IDENTITY_TOKENS:
+        return identity
+    words = identity.split()
+    lo, hi = 0, len(words)
+    while lo < hi:  # the most words whose line (with its ellipsis) still fits
+        mid = (lo + hi + 1) // 2
+        if count([" ".join(words[:mid]) + "\u2026"])[0] <= MAX_IDENTITY_TOKENS:
+            lo = mid
+        else:
+            hi = mid - 1
+    return " ".join(words[:lo]) + "\u2026" if lo else ""
 
 
 def _sections(elements: Sequence[Element]) -> list[tuple[list[str], list[int]]]:
@@ -191,14 +221,16 @@ def _pack(pieces: list[_Piece], text: str, count: TokenCounter, budget: int) -> 
 
 
 def _make_chunk(
-    ordinal: int, group: list[_Piece], text: str, path: list[str], prefix: str, count: TokenCounter, max_tokens: int
+    ordinal: int, group: list[_Piece], text: str, path: list[str], identity: str, count: TokenCounter, max_tokens: int
 ) -> Chunk:
     start, end = group[0].start, group[-1].end
     body = text[start:end]
-    search_text = prefix + body
-    tokens = count([search_text])[0]
-    if tokens > max_tokens:  # joins can add a token or two: fall back to the body alone
-        search_text, tokens = body, count([body])[0]
+    # joins can add a token or two: give up the path, then the identity, never the body
+    for prefix in (section_prefix(path, identity), section_prefix([], identity), ""):
+        search_text = prefix + body
+        tokens = count([search_text])[0]
+        if tokens <= max_tokens:
+            break
     pages = [p for piece in group for p in (piece.page_start, piece.page_end) if p is not None]
     return Chunk(
         ord=ordinal,
@@ -211,4 +243,5 @@ def _make_chunk(
         token_count=tokens,
         content_hash=hashlib.sha256(search_text.encode("utf-8")).hexdigest(),
         search_text=search_text,
+        search_prefix=prefix,
     )

@@ -82,6 +82,7 @@ def _to_wire(parsed: ParsedDocument) -> dict[str, Any]:
         "page_count": parsed.page_count,
         "warnings": parsed.warnings,
         "ocr_pages": parsed.ocr_pages,
+        "title": parsed.title,
     }
 
 
@@ -92,6 +93,7 @@ def from_wire(data: dict[str, Any]) -> ParsedDocument:
         page_count=data.get("page_count"),
         warnings=list(data.get("warnings", [])),
         ocr_pages=list(data.get("ocr_pages", [])),
+        title=data.get("title"),
     )
 
 

@@ -243,3 +243,20 @@ def test_every_bad_batch_line_gets_its_own_error_and_the_good_lines_their_answer
     assert "string 'query'" in by_kind["not-an-object"] and "string 'query'" in by_kind["a-number"]
     assert "utf-8" in by_kind["invalid-utf8"].lower()
     assert "list of strings" in by_kind["groups-not-a-list"]
+
+
+def test_show_prints_what_was_embedded_with_each_chunk(capsys, index) -> None:
+    """An auditor sees the identity line and section path the model saw before each chunk (the
+    policy's title is its first heading too, so it is said once, as the path's top)."""
+    from rag_pipeline import cli
+
+    config, _ = index
+    _, live = run_cli(capsys, "show", POLICY, "--config", str(config))
+    for chunk in live["chunks"]:
+        prefix = chunk["search_prefix"]
+        assert prefix.startswith("Travel Policy") and prefix.endswith("\n")
+        if chunk["section_path"]:
+            assert prefix.split("\n")[-2] == " > ".join(chunk["section_path"])
+    assert cli.main(["show", POLICY, "--config", str(config)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("embedded as: [Travel Policy") == len(live["chunks"])

@@ -66,5 +66,15 @@ def cmd_show(args: argparse.Namespace) -> int:
     for c in chunks:
         out.print(f"\n[bold]chunk {c['chunk_id']}[/bold] #{c['ord']} \\[{shown(' > '.join(c['section_path']) or '-')}] "
                   f"pages {pages(c['page_start'], c['page_end'])} chars {c['char_start']}-{c['char_end']}")
+        out.print(f"embedded as: {_embedded_as(c.get('search_prefix'))}")
         out.print(shown(c["text"], one_line=False))
     return EXIT_OK
+
+
+def _embedded_as(prefix: str | None) -> str:
+    """The lines the model saw before the chunk's text (identity line, then section path), each
+    in brackets; chunks indexed before these were recorded say so."""
+    if prefix is None:
+        return "(not recorded: indexed before chunker sections4; section path + text)"
+    lines = [line for line in prefix.split("\n") if line]
+    return " / ".join(f"\\[{shown(line)}]" for line in lines) + " + text" if lines else "text only"

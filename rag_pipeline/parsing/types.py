@@ -32,6 +32,7 @@ class Element:
     bbox: tuple[float, float, float, float] | None = None  # x0, y0, x1, y1 in page points (PDF only)
     page_height: float | None = None  # lets the cleaner tell top/bottom margins apart (PDF only)
     page_end: int | None = None  # last page of an element spanning pages (a table continued over pages)
+    bold: bool | None = None  # True when the whole paragraph is bold: a heading candidate where the format has no outline
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -51,6 +52,7 @@ class ParsedDocument:
     page_count: int | None = None
     warnings: list[str] = field(default_factory=list)  # non-fatal: e.g. "page 3: no text layer and OCR unavailable"
     ocr_pages: list[int] = field(default_factory=list)  # pages whose text came from OCR
+    title: str | None = None  # the file's own title metadata (PDF/DOCX/PPTX properties, HTML <title>), raw
 
 
 class ParseError(PipelineError):

@@ -50,6 +50,6 @@ def version_for(conn: psycopg.Connection, source: str, uri: str, version_no: int
 def version_chunks(conn: psycopg.Connection, version_id: int) -> list[dict[str, Any]]:
     return rows(conn,
             "SELECT id AS chunk_id, ord, section_path, page_start, page_end, char_start, char_end,"
-            " token_count, text FROM chunks WHERE version_id = %s ORDER BY ord",
+            " token_count, search_prefix, text FROM chunks WHERE version_id = %s ORDER BY ord",
             (version_id,),
         )

@@ -111,14 +111,14 @@ def stage_content_version(
         with conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO chunks (version_id, ord, section_path, page_start, page_end, char_start,"
-                " char_end, token_count, content_hash, text, model_id, embedding, ts_config, tsv)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::regconfig,"
+                " char_end, token_count, content_hash, text, search_prefix, model_id, embedding, ts_config, tsv)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::regconfig,"
                 " to_tsvector(%s::regconfig, %s))",
                 [
                     (
                         version_id, c["ord"], c["section_path"], c.get("page_start"), c.get("page_end"),
                         c["char_start"], c["char_end"], c["token_count"], c["content_hash"], c["text"],
-                        fields["model_id"], embeddings[i], ts_config, ts_config, c["search_text"],
+                        c.get("search_prefix"), fields["model_id"], embeddings[i], ts_config, ts_config, c["search_text"],
                     )
                     for i, c in enumerate(chunks)
                 ],
@@ -157,9 +157,9 @@ def stage_acl_version(conn: psycopg.Connection, run_id: str, source: str, uri: s
             return False
         conn.execute(
             "INSERT INTO chunks (version_id, ord, section_path, page_start, page_end, char_start, char_end,"
-            " token_count, content_hash, text, model_id, embedding, ts_config, tsv)"
+            " token_count, content_hash, text, search_prefix, model_id, embedding, ts_config, tsv)"
             " SELECT %s, ord, section_path, page_start, page_end, char_start, char_end, token_count,"
-            " content_hash, text, model_id, embedding, ts_config, tsv FROM chunks WHERE version_id = %s",
+            " content_hash, text, search_prefix, model_id, embedding, ts_config, tsv FROM chunks WHERE version_id = %s",
             (version_id, live[0]),
         )
         conn.execute(  # a quarantined item keeps its stage: its content still failed

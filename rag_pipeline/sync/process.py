@@ -15,6 +15,7 @@ from rag_pipeline import store, text_search
 from rag_pipeline.chunking import chunk_elements, cleaned_text
 from rag_pipeline.cleaning.clean import clean_elements, make_safe
 from rag_pipeline.cleaning.notices import document_fingerprints, is_notice
+from rag_pipeline.document_identity import document_identity
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.parse_worker import ParseWorker, from_wire
 from rag_pipeline.parsing.types import Element, ParseError
@@ -82,7 +83,12 @@ def _redacted(wire: dict) -> dict:
     """The parsed document in wire form with secrets redacted; what was removed is kept under
     'safety' for the clean step's counts."""
     elements, safety = make_safe(from_wire(wire).elements)
-    return {**wire, "elements": [e.to_dict() for e in elements], "safety": dict(safety)}
+    title = None
+    if wire.get("title"):  # a title property is text from the file like any other
+        titles, title_safety = make_safe([Element("paragraph", str(wire["title"]))])
+        safety.update(title_safety)
+        title = titles[0].text if titles else None
+    return {**wire, "elements": [e.to_dict() for e in elements], "safety": dict(+safety), "title": title}
 
 
 def _drop_fingerprints_of_gone(ctx: SyncContext, conn) -> None:  # noqa: ANN001
@@ -113,7 +119,8 @@ def clean_items(ctx: SyncContext) -> CleanResult:
                             "no text left after removing boilerplate; check the file has real content",
                         )
                     continue
-                payload = {"elements": [e.to_dict() for e in elements], "parser": parsed.parser, "cleaning": dict(counts)}
+                payload = {"elements": [e.to_dict() for e in elements], "parser": parsed.parser, "cleaning": dict(counts),
+                           "title": parsed.title}
                 with conn.transaction():
                     store.work_items.advance_item(conn, ctx.run_id, item["source"], item["uri"], "cleaned", "cleaned", payload)
     return CleanResult(removed=dict(removed), per_document=per_document)
@@ -134,7 +141,8 @@ def chunk_items(ctx: SyncContext, embedder: Embedder) -> ChunkResult:
             for item in batch:
                 cleaned = item["cleaned"]
                 elements = [Element.from_dict(e) for e in cleaned["elements"]]
-                chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)
+                identity = document_identity(cleaned.get("title"), elements, item["uri"])
+                chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens, identity=identity)
                 language = text_search.detect_language(cleaned_text(elements)[0])
                 payload = {**cleaned, "elements": None, "chunks": [c.to_dict() for c in chunks], "language": language}
                 with conn.transaction():

@@ -52,7 +52,18 @@ def map_docx_element(item: Any) -> list[Element]:
     if getattr(item.metadata, "style_name", None) == "Caption":
         return [Element(kind="caption", text=text)]
     mapped = map_common(item, text)
+    if mapped and mapped.kind == "paragraph" and _wholly_bold(item, text):
+        mapped.bold = True
     return [mapped] if mapped else []
+
+
+def _wholly_bold(item: Any, text: str) -> bool:
+    """True when bold runs (unstructured's emphasis tag "b") cover every character of `text`:
+    the way headings are typed in Word files without heading styles."""
+    contents = getattr(item.metadata, "emphasized_text_contents", None) or []
+    tags = getattr(item.metadata, "emphasized_text_tags", None) or []
+    bold = "".join(c for c, t in zip(contents, tags) if "b" in t)
+    return bool(text) and len("".join(bold.split())) >= len("".join(text.split()))
 
 
 def map_common(item: Any, text: str) -> Element | None:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from io import BytesIO
 from typing import Any
 
+from rag_pipeline.parsing.office.document_meta import core_title, html_bold_texts, html_title
 from rag_pipeline.parsing.office.elements import map_docx_element, map_markup_elements
 from rag_pipeline.parsing.office.html_content import extract_main_content
 from rag_pipeline.parsing.office.markdown_tables import normalize_md_table_delimiters
@@ -27,7 +28,7 @@ def _parse_docx(data: bytes, limits: ParseLimits) -> ParsedDocument:
         file=BytesIO(data), include_page_breaks=False, infer_table_structure=True, languages=[""]
     )
     elements = [el for item in raw for el in map_docx_element(item)]
-    return ParsedDocument(elements=elements, parser=PARSER_VERSION)
+    return ParsedDocument(elements=elements, parser=PARSER_VERSION, title=core_title(data))
 
 
 def _parse_pptx(data: bytes, limits: ParseLimits) -> ParsedDocument:
@@ -45,20 +46,24 @@ def _parse_pptx(data: bytes, limits: ParseLimits) -> ParsedDocument:
     for slide_no in sorted(by_slide):
         slide_hints = hints[slide_no - 1] if 0 < slide_no <= len(hints) else SlideHints()
         elements.extend(map_slide(by_slide[slide_no], slide_no, slide_hints))
-    return ParsedDocument(elements=elements, parser=PARSER_VERSION, page_count=len(hints) or None)
+    return ParsedDocument(elements=elements, parser=PARSER_VERSION, page_count=len(hints) or None, title=core_title(data))
 
 
 def _parse_html(data: bytes, limits: ParseLimits) -> ParsedDocument:
     """Strip the site chrome first, then let unstructured partition what is left."""
     from unstructured.partition.html import partition_html
 
-    main_html, captions = extract_main_content(decode_html(data))
+    page = decode_html(data)
+    main_html, captions = extract_main_content(page)
     raw = partition_html(text=main_html, languages=[""])
     elements = map_markup_elements(raw)
+    bold = html_bold_texts(main_html)
     for element in elements:
         if element.kind == "paragraph" and normalize_whitespace(element.text) in captions:
             element.kind = "caption"
-    return ParsedDocument(elements=elements, parser=PARSER_VERSION)
+        elif element.kind == "paragraph" and normalize_whitespace(element.text) in bold:
+            element.bold = True
+    return ParsedDocument(elements=elements, parser=PARSER_VERSION, title=html_title(page))
 
 
 def _parse_markdown(data: bytes, limits: ParseLimits) -> ParsedDocument:

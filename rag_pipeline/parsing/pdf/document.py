@@ -63,7 +63,17 @@ def _parse_open_document(doc: pymupdf.Document, name: str, limits: ParseLimits) 
         page_count=doc.page_count,
         warnings=warnings,
         ocr_pages=[page.number for page in pages if page.ocr],
+        title=_metadata_title(doc),
     )
+
+
+def _metadata_title(doc: pymupdf.Document) -> str | None:
+    """The Title of the document information dictionary; raw (cleaning and the choice between it
+    and the first heading happen downstream)."""
+    try:
+        return (doc.metadata or {}).get("title") or None
+    except Exception:  # noqa: BLE001 -- a damaged info dictionary only loses the title
+        return None
 
 
 def _no_text_message(name: str, page_count: int, warnings: list[str]) -> str:

@@ -82,7 +82,8 @@ def _unit_element(unit: Unit, page: Page) -> Element | None:
     if not text:
         return None
     level = unit.level if unit.kind == "heading" else None
-    return Element(unit.kind, text, page.number, level, _round(unit.bbox), page.height)  # type: ignore[arg-type]
+    bold = True if unit.kind == "paragraph" and unit.lines and all(line.bold for line in unit.lines) else None
+    return Element(unit.kind, text, page.number, level, _round(unit.bbox), page.height, bold=bold)  # type: ignore[arg-type]
 
 
 def _round(box: Box) -> Box:
