@@ -22,6 +22,8 @@ DEFAULT_THRESHOLDS = {"source_recall": 0.8, "evidence_recall": 0.8, "ndcg": 0.5,
                       "refusal_accuracy_must_refuse": 0.5, "refusal_accuracy_must_answer": 0.5,
                       "acl_leaks": 0, "superseded_hits": 0}
 SOURCE_KINDS = ("filesystem", "s3")
+DEFAULT_SOURCE_WAIT_SECONDS = 3600.0  # about the longest a sync of one source takes
+MAX_SOURCE_WAIT_SECONDS = 86400.0
 # S3 per-object requests in flight per source: each holds a pooled connection; S3 serves
 # thousands per prefix per second, but a small MinIO or a proxy does not, so the cap stays modest.
 MAX_CONCURRENT_REQUESTS = 128
@@ -88,6 +90,8 @@ class Config:
     max_failed_share: float = 0.5  # quarantining more than this share of a run's files fails it
     batch_size: int = 64  # documents per batch through parse/clean/chunk/embed
     blob_store: BlobStoreConfig | None = None  # None: the local folder state_dir/blobs
+    # a sync that finds a source held by another run waits this long for it (0: fail at once)
+    source_wait_seconds: float = DEFAULT_SOURCE_WAIT_SECONDS
 
     @property
     def blob_dir(self) -> Path:
@@ -126,7 +130,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
 
 
 TOP_LEVEL_KEYS = ("database_url", "state_dir", "sources", "embedding", "evaluation", "limits", "max_failed_share",
-                  "batch_size", "blob_store")
+                  "batch_size", "blob_store", "source_wait_seconds")
 SOURCE_KEYS = {
     "filesystem": ("name", "kind", "path", "deny", "max_tombstone_share", "schedule", "watch"),
     "s3": ("name", "kind", "bucket", "prefix", "endpoint_url", "region", "deny", "max_tombstone_share",
@@ -162,6 +166,8 @@ def config_from_dict(raw: dict[str, Any], path: Path | None, root: Path | None =
         max_failed_share=_share(raw.get("max_failed_share", 0.5), "max_failed_share", where),
         batch_size=_positive_int(raw.get("batch_size", 64), "batch_size", where),
         blob_store=_blob_store(raw.get("blob_store"), where),
+        source_wait_seconds=_number(raw.get("source_wait_seconds", DEFAULT_SOURCE_WAIT_SECONDS), "source_wait_seconds",
+                                    where, low=0.0, high=MAX_SOURCE_WAIT_SECONDS),
     )
 
 

@@ -52,6 +52,9 @@ def _load(tmp_path: Path, text: str):
     ("sources:\n  - {name: b, kind: s3, bucket: x, concurrent_requests: true}\n", "concurrent_requests must be a whole number"),
     ("sources:\n  - {name: d, path: ./docs, concurrent_requests: 4}\n", r"unknown key sources\[0\].concurrent_requests"),
     ("sources:\n  - {name: b, kind: s3, bucket: x, endpoint: http://h}\n", r"unknown key sources\[0\].endpoint"),
+    (BASE + "source_wait_seconds: -1\n", "source_wait_seconds must be at least 0"),
+    (BASE + "source_wait_seconds: 100000\n", "source_wait_seconds must be at most 86400"),
+    (BASE + "source_wait_seconds: forever\n", "source_wait_seconds must be a number"),
     (BASE + "blob_store: /var/blobs\n", "blob_store: '/var/blobs' is not an s3:// URL"),
     (BASE + "blob_store: 's3:///prefix'\n", "names no bucket"),
     (BASE + "blob_store: {url: 's3://b/p', endpoint: x}\n", "unknown key blob_store.endpoint"),
@@ -69,6 +72,8 @@ def test_a_valid_configuration_keeps_its_meaning(tmp_path: Path) -> None:
     assert config.max_failed_share == 0.0
     assert config.limits.max_seconds == 4.0 and config.limits.ocr is False
     assert config.evaluation.k == 3 and config.evaluation.refusal_score == 0.2
+    assert config.source_wait_seconds == 3600  # a sync waits up to an hour for a busy source
+    assert _load(tmp_path, BASE + "source_wait_seconds: 0\n").source_wait_seconds == 0  # 0: fail at once
     assert config.sources[0].path == (tmp_path / "docs").resolve()
 
 
