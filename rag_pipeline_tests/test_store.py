@@ -31,7 +31,7 @@ def test_migrations_apply_once_and_are_recorded(db_url: str, tmp_path: Path) -> 
         store.migrations.migrate(conn, sql)
 
 
-def test_a_second_sync_of_a_busy_source_is_refused(db_url: str) -> None:
+def test_a_second_sync_of_a_busy_source_is_refused_when_it_may_not_wait(db_url: str) -> None:
     with database.connect(db_url) as conn, database.connect(db_url) as holder:
         store.runs.hold_run(holder, "run-a")  # run-a's step process is alive
         store.runs.create_run(conn, "run-a", ["handbook"], None)  # type: ignore[arg-type]
