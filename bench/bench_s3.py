@@ -4,8 +4,10 @@ A bucket on a real S3 API (moto's server mode on loopback) and a folder each get
 generated text documents (default 10,000) under one `_access.yaml`; the bucket's objects also
 carry a `rag-groups` tag. Printed per source kind, measured in the same run:
 
-- listing: one full `list_objects()` (S3: paginated listing + one tag look-up per object;
-  folder: walk + SHA-256 of every file), plus, for S3, the listing alone (`object_acl: []`);
+- listing: one full `list_objects()` (S3: paginated listing + one tag look-up per object,
+  `concurrent_requests` (16) at a time; folder: walk + SHA-256 of every file), plus, for S3, the
+  same with one look-up at a time (`concurrent_requests: 1`, the baseline of the thread pool) and
+  the listing alone (`object_acl: []`);
 - no-op plan: the plan step over an index that already holds every document unchanged (what
   every scheduled sync of an unchanged source pays). The index is seeded by one plan run whose
   items are staged as versions without chunks and published: parsing and embedding 10,000
@@ -137,6 +139,8 @@ def main() -> None:
         print(f"setup: {args.count} objects uploaded and {args.count} files written in {time.perf_counter() - started:.1f} s")
         sources = [
             {"name": "bucket", "kind": "s3", "bucket": "bench", "prefix": "docs/", "endpoint_url": endpoint},
+            {"name": "bucket-one-at-a-time", "kind": "s3", "bucket": "bench", "prefix": "docs/",
+             "endpoint_url": endpoint, "concurrent_requests": 1},
             {"name": "bucket-listing-only", "kind": "s3", "bucket": "bench", "prefix": "docs/",
              "endpoint_url": endpoint, "object_acl": []},
             {"name": "folder", "kind": "filesystem", "path": str(work / "docs")},
@@ -180,6 +184,8 @@ def report(count: int, listing: dict[str, float], calls: dict[str, int], noop: d
     print(f"\n{count} documents            {'S3 (tags)':>12} {'S3 (no tags)':>13} {'folder':>9} {'S3/folder':>10}")
     print(f"initial listing, s       {listing['bucket']:12.2f} {listing['bucket-listing-only']:13.2f} "
           f"{folder_list:9.2f} {listing['bucket'] / folder_list:10.1f}x")
+    sequential = listing["bucket-one-at-a-time"]
+    print(f"  tags one at a time, s  {sequential:12.2f}   (parallel look-ups: {sequential / listing['bucket']:.2f}x faster)")
     if noop is not None:
         print(f"no-op plan step, s       {noop['bucket']:12.2f} {'':>13} {noop['folder']:9.2f} "
               f"{noop['bucket'] / noop['folder']:10.1f}x")

@@ -22,6 +22,11 @@ DEFAULT_THRESHOLDS = {"source_recall": 0.8, "evidence_recall": 0.8, "ndcg": 0.5,
                       "refusal_accuracy_must_refuse": 0.5, "refusal_accuracy_must_answer": 0.5,
                       "acl_leaks": 0, "superseded_hits": 0}
 SOURCE_KINDS = ("filesystem", "s3")
+DEFAULT_SOURCE_WAIT_SECONDS = 3600.0  # about the longest a sync of one source takes
+MAX_SOURCE_WAIT_SECONDS = 86400.0
+# S3 per-object requests in flight per source: each holds a pooled connection; S3 serves
+# thousands per prefix per second, but a small MinIO or a proxy does not, so the cap stays modest.
+MAX_CONCURRENT_REQUESTS = 128
 
 
 class ConfigError(UsageError):
@@ -41,6 +46,7 @@ class SourceConfig:
     object_acl: tuple[str, ...] = ("tag", "metadata")  # s3: where an object's own groups are read
     max_attempts: int = 5  # s3: botocore attempts per request (1 = no retries)
     retry_mode: str = "standard"  # s3: botocore retry mode
+    concurrent_requests: int = 16  # s3: per-object requests (tags, metadata) in flight at once
     deny: tuple[str, ...] = ()  # glob patterns (relative URIs) never indexed
     max_tombstone_share: float = 0.5  # a run that would tombstone more than this stops
     schedule: str | None = None  # cron: Dagster syncs this source on it (schedule sync_<name>)
@@ -85,6 +91,8 @@ class Config:
     max_failed_share: float = 0.5  # quarantining more than this share of a run's files fails it
     batch_size: int = 64  # documents per batch through parse/clean/chunk/embed
     blob_store: BlobStoreConfig | None = None  # None: the local folder state_dir/blobs
+    # a sync that finds a source held by another run waits this long for it (0: fail at once)
+    source_wait_seconds: float = DEFAULT_SOURCE_WAIT_SECONDS
 
     @property
     def blob_dir(self) -> Path:
@@ -123,11 +131,11 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
 
 
 TOP_LEVEL_KEYS = ("database_url", "state_dir", "sources", "embedding", "evaluation", "limits", "max_failed_share",
-                  "batch_size", "blob_store")
+                  "batch_size", "blob_store", "source_wait_seconds")
 SOURCE_KEYS = {
     "filesystem": ("name", "kind", "path", "deny", "max_tombstone_share", "schedule", "watch"),
     "s3": ("name", "kind", "bucket", "prefix", "endpoint_url", "region", "deny", "max_tombstone_share",
-           "default_groups", "object_acl", "max_attempts", "retry_mode", "schedule", "watch"),
+           "default_groups", "object_acl", "max_attempts", "retry_mode", "concurrent_requests", "schedule", "watch"),
 }
 BLOB_STORE_KEYS = ("url", "endpoint_url", "region")
 # Keys that would put credentials in the file; boto3's credential chain is the only way in.
@@ -160,6 +168,8 @@ def config_from_dict(raw: dict[str, Any], path: Path | None, root: Path | None =
         max_failed_share=_share(raw.get("max_failed_share", 0.5), "max_failed_share", where),
         batch_size=_positive_int(raw.get("batch_size", 64), "batch_size", where),
         blob_store=_blob_store(raw.get("blob_store"), where),
+        source_wait_seconds=_number(raw.get("source_wait_seconds", DEFAULT_SOURCE_WAIT_SECONDS), "source_wait_seconds",
+                                    where, low=0.0, high=MAX_SOURCE_WAIT_SECONDS),
     )
 
 
@@ -294,6 +304,8 @@ def _s3_source(raw: dict[str, Any], where: str, index: int, common: dict[str, An
         object_acl=tuple(object_acl),
         max_attempts=_positive_int(raw.get("max_attempts", 5), f"{key}.max_attempts", where),
         retry_mode=retry_mode,
+        concurrent_requests=_int_in_range(raw.get("concurrent_requests", 16), f"{key}.concurrent_requests", where,
+                                          1, MAX_CONCURRENT_REQUESTS),
         **common,
     )
 
@@ -414,4 +426,10 @@ def _positive_int(value: Any, key: str, where: str) -> int:
         raise ConfigError(f"{where}: {key} must be a whole number, got {value!r}")
     if value <= 0:
         raise ConfigError(f"{where}: {key} must be positive, got {value!r}")
+    return value
+
+
+def _int_in_range(value: Any, key: str, where: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigError(f"{where}: {key} must be a whole number from {low} to {high}, got {value!r}")
     return value

@@ -8,7 +8,8 @@ calls and the HTTP attempts they took, so a run can report how many retries it n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -26,20 +27,25 @@ READ_TIMEOUT_S = 60
 class RequestCounter:
     """API calls made and HTTP attempts sent through one client (attempts - calls = retries).
 
-    Counted from botocore's own events, so retries of calls that finally failed count too."""
+    Counted from botocore's own events, so retries of calls that finally failed count too.
+    Thread-safe: the S3 source sends per-object requests from a pool of threads through one
+    client, and `+=` on an attribute is not atomic across threads."""
 
     calls: int = 0
     attempts: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def retries(self) -> int:
         return max(self.attempts - self.calls, 0)
 
     def _on_call(self, **_: Any) -> None:
-        self.calls += 1
+        with self._lock:
+            self.calls += 1
 
     def _on_send(self, **_: Any) -> None:
-        self.attempts += 1
+        with self._lock:
+            self.attempts += 1
 
 
 def make_client(

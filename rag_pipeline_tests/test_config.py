@@ -46,7 +46,15 @@ def _load(tmp_path: Path, text: str):
     ("sources:\n  - {name: b, kind: s3, bucket: x, object_acl: [tags]}\n", "object_acl must be a list of"),
     ("sources:\n  - {name: b, kind: s3, bucket: x, retry_mode: forever}\n", "retry_mode must be one of"),
     ("sources:\n  - {name: b, kind: s3, bucket: x, max_attempts: 0}\n", "max_attempts must be positive"),
+    ("sources:\n  - {name: b, kind: s3, bucket: x, concurrent_requests: 0}\n", r"concurrent_requests must be a whole number from 1 to 128"),
+    ("sources:\n  - {name: b, kind: s3, bucket: x, concurrent_requests: 100000}\n", "from 1 to 128, got 100000"),
+    ("sources:\n  - {name: b, kind: s3, bucket: x, concurrent_requests: 8.5}\n", "concurrent_requests must be a whole number"),
+    ("sources:\n  - {name: b, kind: s3, bucket: x, concurrent_requests: true}\n", "concurrent_requests must be a whole number"),
+    ("sources:\n  - {name: d, path: ./docs, concurrent_requests: 4}\n", r"unknown key sources\[0\].concurrent_requests"),
     ("sources:\n  - {name: b, kind: s3, bucket: x, endpoint: http://h}\n", r"unknown key sources\[0\].endpoint"),
+    (BASE + "source_wait_seconds: -1\n", "source_wait_seconds must be at least 0"),
+    (BASE + "source_wait_seconds: 100000\n", "source_wait_seconds must be at most 86400"),
+    (BASE + "source_wait_seconds: forever\n", "source_wait_seconds must be a number"),
     (BASE + "blob_store: /var/blobs\n", "blob_store: '/var/blobs' is not an s3:// URL"),
     (BASE + "blob_store: 's3:///prefix'\n", "names no bucket"),
     (BASE + "blob_store: {url: 's3://b/p', endpoint: x}\n", "unknown key blob_store.endpoint"),
@@ -64,6 +72,8 @@ def test_a_valid_configuration_keeps_its_meaning(tmp_path: Path) -> None:
     assert config.max_failed_share == 0.0
     assert config.limits.max_seconds == 4.0 and config.limits.ocr is False
     assert config.evaluation.k == 3 and config.evaluation.refusal_score == 0.2
+    assert config.source_wait_seconds == 3600  # a sync waits up to an hour for a busy source
+    assert _load(tmp_path, BASE + "source_wait_seconds: 0\n").source_wait_seconds == 0  # 0: fail at once
     assert config.sources[0].path == (tmp_path / "docs").resolve()
 
 
@@ -83,15 +93,17 @@ def test_credentials_in_the_config_file_are_refused_pointing_at_the_credential_c
 def test_s3_source_and_blob_store_keep_their_meaning(tmp_path: Path) -> None:
     config = _load(tmp_path, BASE + (
         "  - {name: contracts, kind: s3, bucket: acme-docs, prefix: contracts/, endpoint_url: 'http://127.0.0.1:9000',"
-        " region: eu-west-1, default_groups: [legal, ' legal '], object_acl: [tag], max_attempts: 8, retry_mode: adaptive}\n"
+        " region: eu-west-1, default_groups: [legal, ' legal '], object_acl: [tag], max_attempts: 8, retry_mode: adaptive,"
+        " concurrent_requests: 64}\n"
         "blob_store: {url: 's3://acme-blobs/raw', endpoint_url: 'http://127.0.0.1:9000'}\n"))
     s3 = config.source("contracts")
     assert (s3.bucket, s3.prefix, s3.endpoint_url, s3.region) == ("acme-docs", "contracts/", "http://127.0.0.1:9000", "eu-west-1")
     assert s3.default_groups == ("legal",) and s3.object_acl == ("tag",)
-    assert (s3.max_attempts, s3.retry_mode) == (8, "adaptive")
+    assert (s3.max_attempts, s3.retry_mode, s3.concurrent_requests) == (8, "adaptive", 64)
     assert config.blob_store is not None and config.blob_store.url == "s3://acme-blobs/raw"
     plain = _load(tmp_path, BASE + "  - {name: c, kind: s3, bucket: b}\nblob_store: s3://b/blobs\n")
     assert plain.source("c").object_acl == ("tag", "metadata") and plain.source("c").max_attempts == 5
+    assert plain.source("c").concurrent_requests == 16
     assert plain.blob_store is not None and plain.blob_store.endpoint_url is None
     assert _load(tmp_path, BASE).blob_store is None  # the local folder stays the default
 

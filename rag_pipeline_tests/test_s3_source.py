@@ -4,6 +4,8 @@ never index bytes other than the listed ones, and hostile keys, tags and sizes."
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from s3_server import Bucket, FaultProxy, MotoServer, new_bucket
 
@@ -128,6 +130,79 @@ def test_retries_used_up_make_a_listing_error_that_says_so(bucket: Bucket, fault
     fault_proxy.fault = lambda method, path: 503 if "list-type" in path else None
     with pytest.raises(ListingError, match=r"failed after 0 objects and 1 retries"):
         list(_source(bucket, endpoint=fault_proxy.endpoint, max_attempts=2).list_objects())
+
+
+def _hostile_mix(bucket: Bucket) -> None:
+    """Objects whose groups come from every place an S3 source reads them, and two it skips."""
+    bucket.put("docs/_access.yaml", "groups: [all-staff]\nfiles:\n  f3.md: [legal]\n")
+    for i in range(60):
+        kind = i % 5
+        if kind == 0:
+            bucket.put(f"docs/f{i}.md", f"tagged {i}", tags={"rag-groups": f"g{i} shared", "other": "x"})
+        elif kind == 1:
+            bucket.put(f"docs/f{i}.md", f"meta {i}", metadata={"rag-groups": f"m{i},shared"})
+        elif kind == 2:
+            bucket.put(f"docs/f{i}.md", f"empty tag {i}", tags={"rag-groups": ""})
+        else:
+            bucket.put(f"docs/f{i}.md", f"plain {i}")  # from _access.yaml (f3.md from its files: entry)
+    bucket.put("docs/big.md", b"x" * 5000)  # over max_bytes: skipped, no look-up
+    bucket.put("docs//double.md", "x")  # ambiguous folder: skipped with the reason
+
+
+def test_parallel_tag_lookups_give_the_same_objects_groups_and_order_as_one_at_a_time(bucket: Bucket) -> None:
+    _hostile_mix(bucket)
+    one_by_one = _source(bucket, workers=1, max_bytes=1000)
+    parallel = _source(bucket, workers=16, max_bytes=1000)
+    expected = list(one_by_one.list_objects())
+    assert list(parallel.list_objects()) == expected  # same objects, groups, skips, in the same order
+    assert parallel.request_stats == one_by_one.request_stats  # same requests: nothing looked up twice
+    by_uri = {o.uri: o for o in expected}
+    assert by_uri["f0.md"].acl_groups == ("g0", "shared") and by_uri["f1.md"].acl_groups == ("m1", "shared")
+    assert by_uri["f2.md"].acl_groups == () and by_uri["f3.md"].acl_groups == ("legal",)
+    assert by_uri["f4.md"].acl_groups == ("all-staff",)
+    assert isinstance(by_uri["big.md"], SkippedObject) and isinstance(by_uri["/double.md"], SkippedObject)
+
+
+def test_throttled_tag_lookups_from_many_threads_are_retried_and_every_retry_counted(
+    bucket: Bucket, fault_proxy: FaultProxy
+) -> None:
+    for i in range(40):
+        bucket.put(f"docs/n{i:02d}.md", "x", tags={"rag-groups": f"g{i}"})
+    throttled = {f"n{i:02d}.md" for i in range(0, 40, 3)}
+    seen: set[str] = set()
+    lock = threading.Lock()
+
+    def throttle_first_lookup(method: str, path: str) -> int | None:
+        """503 SlowDown for the first tag look-up of every third object (S3 throttling per key)."""
+        name = path.split("?")[0].rsplit("/", 1)[-1]
+        with lock:
+            if "tagging" in path and name in throttled and name not in seen:
+                seen.add(name)
+                return 503
+        return None
+
+    fault_proxy.fault = throttle_first_lookup
+    source = _source(bucket, endpoint=fault_proxy.endpoint, workers=8, max_attempts=4)
+    listed, _ = _listing(source)
+    assert {uri: o.acl_groups for uri, o in listed.items()} == {f"n{i:02d}.md": (f"g{i}",) for i in range(40)}
+    assert seen == throttled
+    assert source.request_stats == {"s3_calls": 1 + 40, "s3_retries": len(throttled)}
+
+
+def test_a_tag_lookup_that_keeps_failing_stops_the_listing_naming_the_object_and_the_rest_is_cancelled(
+    bucket: Bucket, fault_proxy: FaultProxy
+) -> None:
+    for i in range(200):
+        bucket.put(f"docs/n{i:03d}.md", "x", tags={"rag-groups": "hr"})
+    fault_proxy.fault = lambda method, path: 503 if "tagging" in path and "n007.md" in path else None
+    source = _source(bucket, endpoint=fault_proxy.endpoint, workers=4, max_attempts=2)
+    with pytest.raises(ListingError, match=r"cannot read the access groups of s3://[^ ]+/docs/n007\.md") as caught:
+        list(source.list_objects())
+    assert "SlowDown" in str(caught.value)
+    looked_up = {path.split("?")[0] for method, path in fault_proxy.requests if "tagging" in path}
+    # objects before it, it, and at most the look-ahead window (4 workers x 4) behind it: not all 200
+    assert len(looked_up) <= 7 + 1 + 4 * 4
+    assert source.request_stats["s3_retries"] >= 1
 
 
 def test_server_stopped_mid_listing_is_a_listing_error_not_a_short_listing(aws_env) -> None:

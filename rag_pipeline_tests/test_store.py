@@ -3,6 +3,9 @@ after a crash without duplicates, and the time-travel visibility rules."""
 
 from __future__ import annotations
 
+import re
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -28,7 +31,7 @@ def test_migrations_apply_once_and_are_recorded(db_url: str, tmp_path: Path) -> 
         store.migrations.migrate(conn, sql)
 
 
-def test_a_second_sync_of_a_busy_source_is_refused(db_url: str) -> None:
+def test_a_second_sync_of_a_busy_source_is_refused_when_it_may_not_wait(db_url: str) -> None:
     with database.connect(db_url) as conn, database.connect(db_url) as holder:
         store.runs.hold_run(holder, "run-a")  # run-a's step process is alive
         store.runs.create_run(conn, "run-a", ["handbook"], None)  # type: ignore[arg-type]
@@ -81,6 +84,111 @@ def test_a_crashed_run_does_not_block_the_source_forever(db_url: str) -> None:
         store.runs.create_run(conn, "next", ["handbook"], None)  # type: ignore[arg-type]
         store.runs.claim_sources(conn, "next", ["handbook"], lambda run_id, started: False)
         assert store.runs.get_run(conn, "crashed")["status"] == "failed"
+
+
+class _Waiter(threading.Thread):
+    """A sync in a thread of its own, on its own connections (as a second process would): it
+    claims `sources` (recording what it reports while it waits), then works on them, holding
+    its run's lock, until `finish` is set; then it publishes."""
+
+    def __init__(self, db_url: str, run_id: str, sources: list[str], wait_seconds: float) -> None:
+        super().__init__(daemon=True)
+        self.db_url, self.run_id, self.sources, self.wait_seconds = db_url, run_id, sources, wait_seconds
+        self.reports: list[str] = []
+        self.waiting, self.claimed, self.finish = threading.Event(), threading.Event(), threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        def on_wait(holder: store.runs.SourceHolder, waited: float) -> None:
+            self.reports.append(holder.describe())
+            self.waiting.set()
+
+        try:
+            with database.connect(self.db_url) as conn, database.connect(self.db_url) as lock:
+                store.runs.hold_run(lock, self.run_id)  # its step process is alive throughout
+                store.runs.claim_sources(conn, self.run_id, self.sources, lambda r, t: True,
+                                         wait_seconds=self.wait_seconds, on_wait=on_wait)
+                self.claimed.set()
+                self.finish.wait(120)
+                store.runs.update_run(conn, self.run_id, status="published", finished=True)
+        except BaseException as exc:  # noqa: BLE001 -- handed to the test
+            self.error = exc
+
+
+def _status(db_url: str, run_id: str) -> str | None:
+    found = query(db_url, "SELECT status FROM runs WHERE run_id = %s", run_id)
+    return found[0][0] if found else None
+
+
+def test_a_sync_that_finds_its_source_held_waits_and_claims_it_when_the_holder_finishes(db_url: str) -> None:
+    """A whole-index run and a one-source run of the same source started together: the later
+    one waits (saying for whom), then runs; neither fails with "source busy"."""
+    single = _Waiter(db_url, "single-run", ["handbook"], wait_seconds=0)
+    single.start()
+    assert single.claimed.wait(60), single.error
+    waiter = _Waiter(db_url, "all-run", ["handbook", "wiki"], wait_seconds=120)
+    waiter.start()
+    assert waiter.waiting.wait(60), waiter.error
+    assert _status(db_url, "all-run") is None  # waiting holds nothing: no row, no claim
+    assert re.fullmatch(r"source handbook held by run single-run since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC",
+                        waiter.reports[0])
+    single.finish.set()
+    assert waiter.claimed.wait(60), waiter.error
+    waiter.finish.set()
+    for thread in (single, waiter):
+        thread.join(60)
+        assert thread.error is None
+    finished, claimed = query(db_url, "SELECT (SELECT finished_at FROM runs WHERE run_id = 'single-run'),"
+                                      " (SELECT started_at FROM runs WHERE run_id = 'all-run')")[0]
+    assert claimed >= finished  # one after the other
+    assert _status(db_url, "single-run") == _status(db_url, "all-run") == "published"
+
+
+def test_a_holder_that_never_finishes_times_the_waiter_out_with_a_message_naming_it(db_url: str) -> None:
+    stuck = _Waiter(db_url, "stuck-run", ["handbook"], wait_seconds=0)
+    stuck.start()
+    assert stuck.claimed.wait(60), stuck.error
+    waiter = _Waiter(db_url, "patient-run", ["handbook"], wait_seconds=2)
+    waiter.start()
+    waiter.join(60)
+    assert isinstance(waiter.error, store.runs.SourceBusyError)
+    message = str(waiter.error)
+    assert "source handbook held by run stuck-run since" in message
+    assert "waited 2 s (source_wait_seconds) and gave up" in message
+    assert waiter.reports and "stuck-run" in waiter.reports[0]
+    status, error = query(db_url, "SELECT status, error FROM runs WHERE run_id = 'patient-run'")[0]
+    assert status == "failed" and error == message  # the index's run history says why
+    assert _status(db_url, "stuck-run") == "running"  # the holder is left alone
+    stuck.finish.set()
+    stuck.join(60)
+
+
+def test_runs_waiting_for_one_source_take_it_one_after_the_other_never_waiting_for_each_other(db_url: str) -> None:
+    first = _Waiter(db_url, "first", ["handbook"], wait_seconds=0)
+    first.start()
+    assert first.claimed.wait(60), first.error
+    waiters = [_Waiter(db_url, name, ["handbook"], wait_seconds=120) for name in ("second", "third")]
+    for waiter in waiters:
+        waiter.start()
+    assert all(w.waiting.wait(60) for w in waiters)
+    assert all("held by run first" in w.reports[0] for w in waiters)  # neither waits for the other
+    first.finish.set()
+    deadline = time.monotonic() + 60
+    while not any(w.claimed.is_set() for w in waiters) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    winner, loser = sorted(waiters, key=lambda w: not w.claimed.is_set())
+    assert winner.claimed.is_set() and not loser.claimed.is_set() and _status(db_url, loser.run_id) is None
+    deadline = time.monotonic() + 60
+    while f"held by run {winner.run_id}" not in " ".join(loser.reports) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert f"source handbook held by run {winner.run_id}" in loser.reports[-1]  # now waits for the winner
+    winner.finish.set()
+    assert loser.claimed.wait(60), loser.error
+    loser.finish.set()
+    for thread in (first, *waiters):
+        thread.join(60)
+        assert thread.error is None
+    assert {_status(db_url, r) for r in ("first", "second", "third")} == {"published"}
 
 
 def test_rerun_after_a_crash_mid_run_leaves_no_duplicates(capsys, tmp_path: Path, db_url: str, demo_copy: Path, embedder, monkeypatch) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import dagster as dg
 
+from rag_pipeline.cli.output import err
 from rag_pipeline.config import Config
 from rag_pipeline.definitions import load_definitions
 from rag_pipeline.defs.resources import build_resources
@@ -95,7 +96,7 @@ def run_sync(config: Config, sources: list[str], allow_mass_tombstone: bool, sho
     started = time.monotonic()
     with progress_bar(show_progress) as progress, _instance(config, url) as instance:
         result = job.execute_in_process(run_config=run_config, instance=instance, raise_on_error=False, tags=tags,
-                                        resources=build_resources(str(config.path), progress))
+                                        resources=build_resources(str(config.path), progress, err))
     outcome = read_outcome(url, result.run_id, crashed_with=None if result.success else _step_error(result))
     outcome.seconds = round(time.monotonic() - started, 2)
     return outcome

@@ -35,7 +35,11 @@ def _ctx(context: dg.AssetExecutionContext, database: IndexDatabase, progress: P
         if total and (done == total or done % 200 == 0):
             context.log.info(f"{step}: {done}/{total}")
 
-    return database.context(context.run_id, report)
+    def notice(message: str) -> None:
+        context.log.warning(message)
+        progress.notice(message)
+
+    return database.context(context.run_id, report, notice)
 
 
 def _numbers(prefix: str, counts: Mapping[str, Any]) -> dict[str, Any]:

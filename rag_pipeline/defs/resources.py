@@ -15,7 +15,7 @@ from pydantic import PrivateAttr
 
 from rag_pipeline.config import Config, SourceConfig, default_config_path, load_config
 from rag_pipeline.embedding import Embedder, load_embedder
-from rag_pipeline.sync.context import Progress, SyncContext, no_progress, prepare_database
+from rag_pipeline.sync.context import Notice, Progress, SyncContext, no_notice, no_progress, prepare_database
 
 
 class PipelineSettings(dg.ConfigurableResource):
@@ -34,8 +34,9 @@ class ProgressReporter:
     """Where steps report progress besides the Dagster log: the CLI, which runs the job in its
     own process, passes one that drives its progress bar; the UI's does nothing."""
 
-    def __init__(self, callback: Progress = no_progress) -> None:
+    def __init__(self, callback: Progress = no_progress, notice: Notice = no_notice) -> None:
         self.callback = callback
+        self.notice = notice  # sentences for the operator beside the Dagster log (the CLI: stderr)
 
     def __call__(self, step: str, done: int, total: int) -> None:
         self.callback(step, done, total)
@@ -53,8 +54,9 @@ class IndexDatabase(dg.ConfigurableResource):
             self._url = prepare_database(self.settings.load())
         return self._url
 
-    def context(self, run_id: str, progress: Progress = no_progress) -> SyncContext:
-        return SyncContext(config=self.settings.load(), db_url=self.url(), run_id=run_id, progress=progress)
+    def context(self, run_id: str, progress: Progress = no_progress, notice: Notice = no_notice) -> SyncContext:
+        return SyncContext(config=self.settings.load(), db_url=self.url(), run_id=run_id, progress=progress,
+                           notice=notice)
 
 
 class DocumentSources(dg.ConfigurableResource):
@@ -80,7 +82,8 @@ class EmbeddingModel(dg.ConfigurableResource):
         return self._embedder
 
 
-def build_resources(config_path: str | None = None, progress: Progress = no_progress) -> dict[str, Any]:
+def build_resources(config_path: str | None = None, progress: Progress = no_progress,
+                    notice: Notice = no_notice) -> dict[str, Any]:
     """The resources of one configuration; `config_path` defaults to RAG_PIPELINE_CONFIG."""
     settings = PipelineSettings(config_path=str(config_path or default_config_path()))
     return {
@@ -88,7 +91,7 @@ def build_resources(config_path: str | None = None, progress: Progress = no_prog
         "database": IndexDatabase(settings=settings),
         "sources": DocumentSources(settings=settings),
         "embedding_model": EmbeddingModel(settings=settings),
-        "progress": dg.ResourceDefinition.hardcoded_resource(ProgressReporter(progress)),
+        "progress": dg.ResourceDefinition.hardcoded_resource(ProgressReporter(progress, notice)),
     }
 
 

@@ -15,9 +15,11 @@ def open_source(config: SourceConfig, max_bytes: int | None = None) -> Source:
 
         assert config.bucket is not None
         client, counter = make_client(endpoint_url=config.endpoint_url, region=config.region,
-                                      max_attempts=config.max_attempts, retry_mode=config.retry_mode)
+                                      max_attempts=config.max_attempts, retry_mode=config.retry_mode,
+                                      max_pool_connections=config.concurrent_requests)
         return S3Source(config.name, client, config.bucket, config.prefix, counter=counter, deny=config.deny,
-                        default_groups=config.default_groups, object_acl=config.object_acl, max_bytes=max_bytes)
+                        default_groups=config.default_groups, object_acl=config.object_acl, max_bytes=max_bytes,
+                        workers=config.concurrent_requests)
     from rag_pipeline.sources.filesystem import FilesystemSource
 
     assert config.path is not None

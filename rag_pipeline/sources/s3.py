@@ -17,9 +17,11 @@ indexed are the bytes the listing described.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -40,6 +42,8 @@ OBJECT_ACL_KINDS = ("tag", "metadata")
 PAGE_SIZE = 1000  # the most S3 returns per page
 READ_BLOCK = 1024 * 1024
 GONE_CODES = ("NoSuchKey", "404", "NotFound")
+DEFAULT_WORKERS = 16  # per-object requests in flight (config: concurrent_requests)
+LOOKAHEAD_PER_WORKER = 4  # lookups queued ahead of the consumer per worker
 
 
 @dataclass(frozen=True)
@@ -90,7 +94,7 @@ class S3Source:
         object_acl: Sequence[str] = OBJECT_ACL_KINDS,
         max_bytes: int | None = None,
         page_size: int = PAGE_SIZE,
-        workers: int = 16,
+        workers: int = DEFAULT_WORKERS,
     ) -> None:
         self.name = name
         self.client = client
@@ -131,14 +135,13 @@ class S3Source:
                 ))
                 continue
             candidates.append((rel, listed))
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            for (rel, listed), own in zip(candidates, pool.map(self._own_groups, candidates)):
-                if isinstance(own, SkippedObject):
-                    yield own
-                    continue
-                self._listed[rel] = listed
-                groups = own if own is not None else resolver.groups_for(rel)
-                yield SourceObject(uri=rel, checksum=listed.fingerprint, size=listed.size, acl_groups=groups)
+        for (rel, listed), own in zip(candidates, self._own_groups_in_order(candidates), strict=True):
+            if isinstance(own, SkippedObject):
+                yield own
+                continue
+            self._listed[rel] = listed
+            groups = own if own is not None else resolver.groups_for(rel)
+            yield SourceObject(uri=rel, checksum=listed.fingerprint, size=listed.size, acl_groups=groups)
 
     def read(self, uri: str) -> bytes:
         """The object's bytes, only if it still has the listed ETag; streamed, never more than
@@ -245,6 +248,34 @@ class S3Source:
             raise ListingError(f"source {self.name!r}: {where}: not UTF-8 text ({exc.reason}); save it as UTF-8") from exc
         except S3_ERRORS as exc:
             raise ListingError(f"source {self.name!r}: cannot read access file {where}: {exc}") from exc
+
+    def _own_groups_in_order(
+        self, candidates: list[tuple[str, ListedKey]]
+    ) -> Iterator[tuple[str, ...] | SkippedObject | None]:
+        """Each candidate's own groups, in listing order, looked up by `workers` threads at once
+        (one request per object and run is what a sync of an unchanged bucket costs, so doing
+        them one by one makes the request latency the run time).
+
+        At most a few batches are in flight ahead of the consumer: a failing lookup (or a
+        consumer that stops) cancels the rest instead of sending thousands more requests, and
+        only the lookups already running are waited for (each bounded by botocore's timeouts
+        and retries). No per-object request at all when `object_acl` is empty."""
+        if not self.object_acl:
+            yield from (None for _ in candidates)
+            return
+        pending: deque[Future[tuple[str, ...] | SkippedObject | None]] = deque()
+        queue = iter(candidates)
+        pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=f"s3-acl-{self.name}")
+        try:
+            for candidate in islice(queue, self.workers * LOOKAHEAD_PER_WORKER):
+                pending.append(pool.submit(self._own_groups, candidate))
+            while pending:
+                result = pending.popleft().result()  # re-raises the lookup's ListingError here
+                for candidate in islice(queue, 1):
+                    pending.append(pool.submit(self._own_groups, candidate))
+                yield result
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _own_groups(self, candidate: tuple[str, ListedKey]) -> tuple[str, ...] | SkippedObject | None:
         """The object's own groups (tag, then metadata), None when it names none."""

@@ -11,8 +11,10 @@ items at once.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -70,28 +72,78 @@ def create_run(conn: psycopg.Connection, run_id: str, sources: Sequence[str], mo
         )
 
 
+@dataclass(frozen=True)
+class SourceHolder:
+    """The run that holds (some of) the sources a run wants, for the waiting and timeout messages."""
+
+    run_id: str
+    sources: tuple[str, ...]  # the wanted sources it holds
+    started_at: datetime  # when it claimed them
+
+    def describe(self) -> str:
+        return (f"source{'s' if len(self.sources) > 1 else ''} {', '.join(self.sources)} held by run {self.run_id} "
+                f"since {self.started_at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC")
+
+
+WaitReport = Callable[[SourceHolder, float], None]  # (holder, seconds waited so far)
+WAIT_POLL_SECONDS = 1.0  # how often a waiting run looks again (one short transaction)
+WAIT_REPORT_SECONDS = 30.0  # how often it says it is still waiting (and whenever the holder changes)
+
+
 def claim_sources(
-    conn: psycopg.Connection, run_id: str, sources: Sequence[str], is_alive: Callable[[str, datetime], bool]
+    conn: psycopg.Connection, run_id: str, sources: Sequence[str], is_alive: Callable[[str, datetime], bool],
+    *, model_id: int | None = None, wait_seconds: float = 0.0, on_wait: WaitReport | None = None,
 ) -> None:
-    """Make this run the only running sync of its sources, or raise SourceBusyError. Commits.
+    """Make this run the only running sync of its sources, waiting up to `wait_seconds` for a
+    run that holds one of them to finish; else SourceBusyError naming the holder. Commits.
+
+    Runs of one source are queued by Dagster (tag limits on rag/source), but a whole-index run
+    and a one-source run, or a CLI sync and a UI sync, may still start together: the later one
+    waits here instead of failing. The run's row is registered by the claim itself (if absent),
+    so a waiting run holds nothing and other waiters never wait for it: claims are all-or-nothing,
+    hence no deadlock between runs wanting overlapping sets of sources.
+    """
+    started = time.monotonic()
+    reported: tuple[SourceHolder | None, float] = (None, -WAIT_REPORT_SECONDS)
+    while True:
+        holder = _try_claim(conn, run_id, sources, model_id, is_alive)
+        if holder is None:
+            return
+        waited = time.monotonic() - started
+        if waited >= wait_seconds:
+            break
+        if on_wait is not None and (holder != reported[0] or waited - reported[1] >= WAIT_REPORT_SECONDS):
+            on_wait(holder, waited)
+            reported = (holder, waited)
+        time.sleep(min(WAIT_POLL_SECONDS, wait_seconds - waited))
+    waited_text = f"waited {wait_seconds:g} s (source_wait_seconds) and " if wait_seconds > 0 else ""
+    message = (f"{holder.describe()} is still syncing; this run {waited_text}gave up: wait for that run to finish "
+               "(or fail it in Dagster if its process is gone), then sync again")
+    create_run(conn, run_id, sources, model_id)
+    update_run(conn, run_id, status="failed", error=message, finished=True)
+    raise SourceBusyError(message)
+
+
+def _try_claim(conn: psycopg.Connection, run_id: str, sources: Sequence[str], model_id: int | None,
+               is_alive: Callable[[str, datetime], bool]) -> SourceHolder | None:
+    """One attempt: register this run as running and return None, or return the live holder.
 
     A transaction-level advisory lock per source serialises the check. A run still marked
     'running' is failed and cleaned up (staged versions discarded, work items and their parsed
     payloads deleted) when no process works on it any more (no lock, lease expired), or when
     `is_alive` (the orchestrator's view) says it has finished: a kill -9 frees a source at once.
     """
-    busy: str | None = None
     with conn.transaction():
         for source in sorted(sources):
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ("rag-sync:" + source,))
         rows = conn.execute(
-            "SELECT run_id, started_at FROM runs WHERE status = 'running' AND run_id <> %s AND sources && %s",
+            "SELECT run_id, started_at, sources FROM runs WHERE status = 'running' AND run_id <> %s AND sources && %s"
+            " ORDER BY started_at",
             (run_id, list(sources)),
         ).fetchall()
-        for other, started_at in rows:
+        for other, started_at, held in rows:
             if _run_is_worked_on(conn, other) and is_alive(other, started_at):
-                busy = other
-                break
+                return SourceHolder(other, tuple(sorted(set(held) & set(sources))), started_at)
             conn.execute(
                 "UPDATE runs SET status = 'failed', finished_at = now(),"
                 " error = coalesce(error, 'abandoned: its process is gone') WHERE run_id = %s",
@@ -99,10 +151,11 @@ def claim_sources(
             )
             discard_staged(conn, other, commit=False)
             conn.execute("DELETE FROM run_items WHERE run_id = %s", (other,))
-    if busy is not None:
-        message = f"run {busy} is still syncing one of {sorted(sources)}; wait for it to finish"
-        update_run(conn, run_id, status="failed", error=message, finished=True)
-        raise SourceBusyError(message)
+        conn.execute(
+            "INSERT INTO runs (run_id, sources, model_id) VALUES (%s, %s, %s) ON CONFLICT (run_id) DO NOTHING",
+            (run_id, list(sources), model_id),
+        )
+    return None
 
 
 def update_run(conn: psycopg.Connection, run_id: str, **fields: Any) -> None:

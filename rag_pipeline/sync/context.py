@@ -14,9 +14,14 @@ from rag_pipeline.blobs import Blobs, open_blob_store
 from rag_pipeline.config import Config
 
 Progress = Callable[[str, int, int], None]  # (step, done, total)
+Notice = Callable[[str], None]  # a sentence for the operator (Dagster's run log, the CLI's stderr)
 
 
 def no_progress(step: str, done: int, total: int) -> None:
+    return None
+
+
+def no_notice(message: str) -> None:
     return None
 
 
@@ -30,6 +35,7 @@ class SyncContext:
     db_url: str
     run_id: str
     progress: Progress = field(default=no_progress)
+    notice: Notice = field(default=no_notice)
     _holder: psycopg.Connection | None = field(default=None, init=False, repr=False, compare=False)
     _depth: int = field(default=0, init=False, repr=False, compare=False)
 

@@ -47,8 +47,9 @@ def plan_run(
     names = [c.name for c in configs]
     result = PlanResult()
     with ctx.connect() as conn:
-        store.runs.create_run(conn, ctx.run_id, names, model_id)
-        store.runs.claim_sources(conn, ctx.run_id, names, is_alive)
+        # registers the run; waits (up to source_wait_seconds) while another run syncs one of them
+        store.runs.claim_sources(conn, ctx.run_id, names, is_alive, model_id=model_id,
+                                 wait_seconds=ctx.config.source_wait_seconds, on_wait=_waiting_reporter(ctx))
         _refuse_mixed_models(conn, model_id)
         for source_config in configs:
             result.per_source[source_config.name] = _plan_source(
@@ -58,6 +59,18 @@ def plan_run(
             result.counts.update(counter)
         store.runs.update_run(conn, ctx.run_id, counts={"plan": dict(result.counts)})
     return result
+
+
+def _waiting_reporter(ctx: SyncContext) -> store.runs.WaitReport:
+    """Says who the run waits for, in the run's log and as a progress line (seconds waited of
+    the most it will wait)."""
+    limit = ctx.config.source_wait_seconds
+
+    def report(holder: store.runs.SourceHolder, waited: float) -> None:
+        ctx.notice(f"waiting for {holder.describe()} ({waited:.0f} s of at most {limit:g} s, source_wait_seconds)")
+        ctx.progress("wait " + ",".join(holder.sources), int(waited), int(limit))
+
+    return report
 
 
 def _refuse_mixed_models(conn, model_id: int) -> None:  # noqa: ANN001
