@@ -130,10 +130,14 @@ def plan_vector(
         (model_id,),
     ).fetchone()
     dimension, index = found if found else (None, None)
-    passed = f"SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id WHERE {_where(view)}"  # noqa: S608 -- fixed fragments
+    # the search's own filter, with the model taken from the version (every chunk has its
+    # version's model): then the count reads only the chunks' (version_id, ord) index
+    where = _where(view).replace("c.model_id", "v.model_id")
+    passed = f"SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id WHERE {where}"  # noqa: S608 -- fixed fragments
     estimate = conn.execute(
         f"SELECT count(*) FROM ({passed} LIMIT %(limit)s) passed",  # noqa: S608 -- fixed fragments
         {**_filter_params(groups, model_id, view), "limit": limit + 1},
+        prepare=False,  # a generic plan cannot pick the plan for these groups (see _sql.rows)
     ).fetchone()[0]
     if index is None or estimate <= limit:
         return VectorPlan("exact", estimate, dimension, limit)
@@ -237,7 +241,7 @@ def search_chunks(
     with conn.transaction():  # the index settings hold for this search's transaction only
         if plan.strategy == "index":
             _apply_index_settings(conn, plan)
-        return rows(conn, sql, params)
+        return rows(conn, sql, params, prepare=False)  # never a generic plan: see rows()
 
 
 def explain_search(
@@ -258,7 +262,7 @@ def explain_search(
     with conn.transaction():
         if plan.strategy == "index":
             _apply_index_settings(conn, plan)
-        found = conn.execute("EXPLAIN (COSTS OFF) " + sql, params).fetchall()
+        found = conn.execute("EXPLAIN (COSTS OFF) " + sql, params, prepare=False).fetchall()
     return "\n".join(r[0] for r in found)
 
 
