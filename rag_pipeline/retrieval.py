@@ -123,14 +123,18 @@ def search(
         store.search_log.set_session_groups(conn, groups)
         model_id = check_model(conn, embedder, view)
         ranked: list[Hit] = []
+        plan: store.search.VectorPlan | None = None
         if model_id is not None and groups and query.strip():
             vector = embedder.encode([query])[0]
             reranked = mode == "hybrid+rerank"
             fetch = max(k, min(k + RUNNERS_UP, store.search.CANDIDATES))  # the same candidate pool as k alone
             depth = max(fetch, RERANK_DEPTH) if reranked else fetch
+            if mode != "fulltext":  # the vector branch's strategy, from the selectivity of the filter
+                plan = store.search.plan_vector(conn, groups, model_id, view)
             rows = store.search.search_chunks(conn, vector, query, groups, model_id, depth, view,
                                               candidates=max(store.search.CANDIDATES, depth),
-                                              mode="hybrid" if reranked else mode)
+                                              mode="hybrid" if reranked else mode,
+                                              plan=plan or store.search.EXACT)
             ranked = [_hit(r) for r in rows]
             if reranked:
                 ranked = rerank_hits(query, ranked)[:fetch]
@@ -140,7 +144,7 @@ def search(
                 conn, query=query, groups=groups, as_of=as_of, model_id=model_id, k=k,
                 results=[h.record(with_text=False) for h in hits],
                 candidates=[h.record(with_text=False) for h in ranked[k:]],
-                caller=user, searched_at=searched_at,
+                caller=user, searched_at=searched_at, strategy=plan.record() if plan else None,
             )
     return hits
 

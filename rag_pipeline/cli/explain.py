@@ -52,6 +52,8 @@ def _print(result: Explanation) -> None:
     out.print(f"  query {shown(repr(s['query']))}  groups {shown(','.join(s['groups']) or '(none)')}"
               f"  as of {when(s['as_of']) if s['as_of'] else 'live'}  k {s['k']}"
               f"  model {shown(s['model_name'] or '-')} {shown(s['model_revision'] or '')}")
+    if s.get("strategy"):
+        out.print(f"  vector search {_strategy(s['strategy'])}")
     for label, rows in (("returned", s["results"]), ("runners-up", s["candidates"])):
         if rows:
             out.print(f"  {label}:")
@@ -66,6 +68,16 @@ def _print(result: Explanation) -> None:
     _print_replay(out, f"replay as of {when(result.replay.as_of)}", result.replay)
     if result.now is not None:
         _print_replay(out, "same search on today's index", result.now)
+
+
+def _strategy(strategy: dict[str, Any]) -> str:
+    """How the vector branch ran and why: the strategy, the filter's row estimate and its source."""
+    passes = f"more than {strategy.get('exact_max_rows')}" if strategy.get("estimate_capped") else strategy.get("estimate")
+    line = f"{strategy.get('strategy')}: the filter passes {passes} rows (exact up to {strategy.get('exact_max_rows')})"
+    if strategy.get("index"):
+        line += (f", index {strategy['index']} ef_search {strategy.get('ef_search')}"
+                 f" iterative scan {strategy.get('iterative_scan')}")
+    return shown(line)
 
 
 def _branches(record: dict[str, Any]) -> str:

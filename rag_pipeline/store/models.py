@@ -6,13 +6,20 @@ from typing import Any
 
 import psycopg
 
+from rag_pipeline.errors import PipelineError
 from rag_pipeline.store._sql import row
+
+
+class ModelDimensionError(PipelineError):
+    """A model identity whose dimension is not a positive integer cannot be indexed."""
 
 
 def register_model(conn: psycopg.Connection, identity: dict[str, Any]) -> int:
     """Record a model identity once; return its id. Commits. An identity without `numerics`
-    (written before it existed) is the fp32 reference."""
+    (written before it existed) is the fp32 reference. The first model of a dimension also
+    gets that dimension's vector index (`ensure_vector_index`)."""
     identity = {"numerics": "fp32", **identity}
+    check_dimension(identity.get("dimension"))
     with conn.transaction():
         row = conn.execute(
             "INSERT INTO embedding_models (name, revision, weights_sha256, dimension, normalized, max_tokens, numerics)"
@@ -22,7 +29,29 @@ def register_model(conn: psycopg.Connection, identity: dict[str, Any]) -> int:
             " RETURNING id",
             identity,
         ).fetchone()
+        ensure_vector_index(conn, identity["dimension"])
     return int(row[0])
+
+
+MAX_INDEXED_DIMENSION = 2000  # pgvector's HNSW limit for `vector`; larger models are searched exactly
+
+
+def check_dimension(dimension: object) -> int:
+    """The dimension of a model identity, refused unless it is a positive integer (bool is not)."""
+    if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
+        raise ModelDimensionError(f"embedding dimension {dimension!r} is not a positive integer; check the model's identity")
+    return dimension
+
+
+def ensure_vector_index(conn: psycopg.Connection, dimension: object) -> str | None:
+    """Build the HNSW index (cosine) of one embedding dimension unless it exists (migration
+    009's function: the index is a partial expression index, one per dimension, because the
+    embedding column has none of its own). Returns its name, or None for a dimension HNSW
+    cannot index. The dimension reaches DDL, so anything but a positive integer is refused."""
+    dimension = check_dimension(dimension)
+    if dimension > MAX_INDEXED_DIMENSION:
+        return None
+    return conn.execute("SELECT rag_ensure_vector_index(%s)", (dimension,)).fetchone()[0]
 
 
 def model_by_id(conn: psycopg.Connection, model_id: int) -> dict[str, Any] | None:

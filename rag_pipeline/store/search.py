@@ -1,5 +1,12 @@
 """Retrieval SQL: which versions a query sees (live, as of a time, or a run's preview), the
-hybrid query with the caller's groups inside both branches."""
+hybrid query with the caller's groups inside both branches, and how its vector branch runs.
+
+The vector branch has two strategies, chosen per query by `plan_vector` from how many chunks
+the caller's groups and view let through: `exact` scans those rows and is exact (what every
+search did before migration 009); `index` walks the HNSW index of the model's dimension with
+pgvector's iterative scan, which keeps fetching index candidates until enough of them pass the
+filter. A filter that passes few rows makes the index walk long and its recall poor, while the
+exact scan over few rows is cheap; a broad filter is the opposite."""
 
 from __future__ import annotations
 
@@ -25,6 +32,40 @@ class View:
 
 _VISIBLE_LIVE = "v.status = 'live'"
 CANDIDATES = 50  # candidates per branch before fusion
+
+# At most this many rows behind the caller's filter: scan them exactly. Above it, use the index.
+EXACT_MAX_ROWS = 5_000
+# HNSW search settings of the index strategy (pgvector 0.8): the candidate list per index walk,
+# and how many index tuples an iterative scan may visit before it stops.
+EF_SEARCH = 200
+MAX_SCAN_TUPLES = 40_000
+
+
+@dataclass(frozen=True)
+class VectorPlan:
+    """How the vector branch of one search runs, and why: what the search log keeps."""
+
+    strategy: str  # "exact" (scan the filtered rows) or "index" (HNSW, iterative scan)
+    estimate: int  # rows the caller's groups and view pass, counted up to exact_max_rows + 1
+    dimension: int | None  # the model's dimension; its index is chunks_embedding_hnsw_<dimension>
+    exact_max_rows: int = EXACT_MAX_ROWS  # the threshold the strategy was chosen by
+    index: str | None = None  # the index the strategy uses (None for exact)
+    ef_search: int | None = None
+    max_scan_tuples: int | None = None
+    iterative_scan: str = "relaxed_order"  # "off" is plain HNSW: one walk of ef_search candidates
+
+    def record(self) -> dict[str, Any]:
+        """For the search log and `explain`; the estimate is a lower bound when `estimate_capped`."""
+        found: dict[str, Any] = {"strategy": self.strategy, "estimate": self.estimate,
+                                 "estimate_capped": self.estimate > self.exact_max_rows,
+                                 "exact_max_rows": self.exact_max_rows, "dimension": self.dimension}
+        if self.index is not None:
+            found.update(index=self.index, iterative_scan=self.iterative_scan, ef_search=self.ef_search,
+                         max_scan_tuples=self.max_scan_tuples)
+        return found
+
+
+EXACT = VectorPlan("exact", 0, None)  # the plan of callers that do not choose: always correct
 
 
 VISIBLE_AS_OF = (
@@ -68,6 +109,81 @@ _FUSED = {
 }
 
 
+def plan_vector(
+    conn: psycopg.Connection, groups: Sequence[str], model_id: int, view: View = View(),
+    exact_max_rows: int | None = None,
+) -> VectorPlan:
+    """Choose the vector branch's strategy from the selectivity of the caller's filter.
+
+    The estimate counts the chunks the query's own WHERE clause (groups, view, model) passes,
+    stopping at `exact_max_rows` + 1 (default EXACT_MAX_ROWS), so it costs at most that many
+    index probes however large the index is, and a small index or a selective filter is always
+    searched exactly. It runs under the caller's row-level security like the search does.
+    Planner statistics would be cheaper but are not safe to trust: an overlap with a long list of
+    groups that match nothing is estimated at most of the table, which would send a search that
+    can find nothing on a walk of the whole index. The index is used only when the model's
+    dimension has one (migration 009)."""
+    limit = EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows
+    found = conn.execute(
+        "SELECT m.dimension, to_regclass(format('chunks_embedding_hnsw_%%s', m.dimension))::text"
+        " FROM embedding_models m WHERE m.id = %s",
+        (model_id,),
+    ).fetchone()
+    dimension, index = found if found else (None, None)
+    # the search's own filter, with the model taken from the version (every chunk has its
+    # version's model): then the count reads only the chunks' (version_id, ord) index
+    where = _where(view).replace("c.model_id", "v.model_id")
+    passed = f"SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id WHERE {where}"  # noqa: S608 -- fixed fragments
+    estimate = conn.execute(
+        f"SELECT count(*) FROM ({passed} LIMIT %(limit)s) passed",  # noqa: S608 -- fixed fragments
+        {**_filter_params(groups, model_id, view), "limit": limit + 1},
+        prepare=False,  # a generic plan cannot pick the plan for these groups (see _sql.rows)
+    ).fetchone()[0]
+    if index is None or estimate <= limit:
+        return VectorPlan("exact", estimate, dimension, limit)
+    return VectorPlan("index", estimate, dimension, limit, index, EF_SEARCH, MAX_SCAN_TUPLES)
+
+
+def _where(view: View) -> str:
+    """The filter of every branch: the view's versions, the caller's groups, the model."""
+    return f"{_visibility(view)} AND v.acl_groups && %(groups)s::text[] AND c.model_id = %(model_id)s"
+
+
+def _filter_params(groups: Sequence[str], model_id: int, view: View) -> dict[str, Any]:
+    return {"groups": list(groups), "model_id": model_id, "as_of": view.as_of, "preview_run": view.preview_run}
+
+
+def _vector_branch(plan: VectorPlan, where: str) -> str:
+    """The `vec` CTE: candidate ids ranked by cosine distance, ties by id.
+
+    The index strategy repeats the index's expression and predicate with the dimension as a
+    literal (an int from the model's identity), which is how the planner matches a partial
+    expression index; the walk is ordered by distance alone (what the index yields) and ranked
+    afterwards, since a relaxed-order iterative scan may return neighbours slightly out of order."""
+    if plan.strategy != "index":
+        return f"""
+        SELECT c.id, row_number() OVER (ORDER BY c.embedding <=> %(qvec)s, c.id) AS rnk,
+               1 - (c.embedding <=> %(qvec)s) AS score
+        FROM chunks c JOIN document_versions v ON v.id = c.version_id
+        WHERE {where}
+        ORDER BY c.embedding <=> %(qvec)s, c.id LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments
+    dims = int(plan.dimension)  # type: ignore[arg-type] -- an index strategy always has one
+    distance = f"c.embedding::vector({dims}) <=> %(qvec)s::vector({dims})"
+    return f"""
+        SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk, 1 - dist AS score FROM (
+            SELECT c.id, {distance} AS dist
+            FROM chunks c JOIN document_versions v ON v.id = c.version_id
+            WHERE {where} AND vector_dims(c.embedding) = {dims}
+            ORDER BY {distance} LIMIT %(cand)s) walked"""  # noqa: S608 -- fixed fragments and an int
+
+
+def _apply_index_settings(conn: psycopg.Connection, plan: VectorPlan) -> None:
+    """pgvector's settings for this transaction only (set_config(..., true) = SET LOCAL)."""
+    for name, value in (("hnsw.iterative_scan", plan.iterative_scan), ("hnsw.ef_search", plan.ef_search),
+                        ("hnsw.max_scan_tuples", plan.max_scan_tuples)):
+        conn.execute("SELECT set_config(%s, %s, true)", (name, str(value)))
+
+
 def index_ts_configs(conn: psycopg.Connection) -> list[str]:
     """The text-search configurations chunks were indexed with (a skip scan over the
     chunks_ts_config index: a handful of index probes, not a table scan)."""
@@ -105,6 +221,7 @@ def search_chunks(
     view: View = View(),
     candidates: int = CANDIDATES,
     mode: str = "hybrid",
+    plan: VectorPlan = EXACT,
 ) -> list[dict[str, Any]]:
     """Vector and/or full-text candidates, fused by reciprocal rank in hybrid mode. Each row
     carries its rank and score in each branch (`vector_*`, `fulltext_*`; None where the branch did
@@ -117,8 +234,52 @@ def search_chunks(
 
     The caller's groups and the version visibility are WHERE clauses of every branch, so a
     chunk the caller may not see is never a candidate (no post-filtering), and never counts
-    in the idf either.
+    in the idf either. `plan` (from `plan_vector`) says how the vector branch runs; by default
+    it is exact.
     """
+    sql, params = _search_sql(conn, query_vector, query_text, groups, model_id, k, view, candidates, mode, plan)
+    with conn.transaction():  # the index settings hold for this search's transaction only
+        if plan.strategy == "index":
+            _apply_index_settings(conn, plan)
+        return rows(conn, sql, params, prepare=False)  # never a generic plan: see rows()
+
+
+def explain_search(
+    conn: psycopg.Connection,
+    query_vector: np.ndarray,
+    query_text: str,
+    groups: Sequence[str],
+    model_id: int,
+    k: int,
+    view: View = View(),
+    candidates: int = CANDIDATES,
+    mode: str = "hybrid",
+    plan: VectorPlan = EXACT,
+) -> str:
+    """PostgreSQL's plan (EXPLAIN, not executed) for `search_chunks` with the same arguments,
+    under the same index settings: shows whether the vector branch walks the HNSW index."""
+    sql, params = _search_sql(conn, query_vector, query_text, groups, model_id, k, view, candidates, mode, plan)
+    with conn.transaction():
+        if plan.strategy == "index":
+            _apply_index_settings(conn, plan)
+        found = conn.execute("EXPLAIN (COSTS OFF) " + sql, params, prepare=False).fetchall()
+    return "\n".join(r[0] for r in found)
+
+
+def _search_sql(
+    conn: psycopg.Connection,
+    query_vector: np.ndarray,
+    query_text: str,
+    groups: Sequence[str],
+    model_id: int,
+    k: int,
+    view: View,
+    candidates: int,
+    mode: str,
+    plan: VectorPlan,
+) -> tuple[str, dict[str, Any]]:
+    """The hybrid query of `search_chunks` and its parameters (the query's lexemes are looked
+    up here, under each text-search configuration the index uses)."""
     if mode not in _FUSED:
         raise ValueError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
     from rag_pipeline.text_search import or_query
@@ -127,9 +288,7 @@ def search_chunks(
     by_config: dict[str, list[str]] = {}
     for cfg, lexeme in terms:
         by_config.setdefault(cfg, []).append(lexeme)
-    visible = _visibility(view)
-    acl = "v.acl_groups && %(groups)s::text[]"
-    where = f"{visible} AND {acl} AND c.model_id = %(model_id)s"
+    where = _where(view)
     sql = f"""
     WITH terms AS (
         SELECT t.cfg, t.lexeme, t.q
@@ -159,12 +318,7 @@ def search_chunks(
     ), fts AS (
         SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk
         FROM bm25 ORDER BY score DESC, id LIMIT %(cand)s
-    ), vec AS (
-        SELECT c.id, row_number() OVER (ORDER BY c.embedding <=> %(qvec)s, c.id) AS rnk,
-               1 - (c.embedding <=> %(qvec)s) AS score
-        FROM chunks c JOIN document_versions v ON v.id = c.version_id
-        WHERE {where}
-        ORDER BY c.embedding <=> %(qvec)s, c.id LIMIT %(cand)s
+    ), vec AS ({_vector_branch(plan, where)}
     ), fused AS (
         {_FUSED[mode]}
     )
@@ -178,8 +332,9 @@ def search_chunks(
     FROM fused f JOIN chunks c ON c.id = f.id
     JOIN document_versions v ON v.id = c.version_id JOIN documents d ON d.id = v.document_id
     ORDER BY f.rrf DESC, c.id LIMIT %(k)s
-    """  # noqa: S608 -- the visibility, ACL and fusion clauses are fixed fragments; values are parameters
+    """  # noqa: S608 -- the visibility, ACL, fusion and vector clauses are fixed fragments; values are parameters
     params = {
+        **_filter_params(groups, model_id, view),
         "qvec": query_vector,
         "t_cfg": [cfg for cfg, _ in terms],
         "t_lex": [lexeme for _, lexeme in terms],
@@ -189,14 +344,10 @@ def search_chunks(
         "k1": BM25_K1,
         "b": BM25_B,
         "rrf_k": RRF_K,
-        "groups": list(groups),
-        "model_id": model_id,
         "cand": max(candidates, k),
         "k": k,
-        "as_of": view.as_of,
-        "preview_run": view.preview_run,
     }
-    return rows(conn, sql, params)
+    return sql, params
 
 
 def index_model_id(conn: psycopg.Connection, view: View = View()) -> int | None:

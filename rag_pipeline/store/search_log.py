@@ -34,14 +34,17 @@ def log_search(
     candidates: list[dict[str, Any]],
     caller: str | None,
     searched_at: datetime | None = None,
+    strategy: dict[str, Any] | None = None,
 ) -> int:
     """Append one search; returns its id (what `rag-pipeline explain` takes). Commits unless
-    called inside an open transaction."""
+    called inside an open transaction. `strategy` is how the vector branch ran
+    (`store.search.VectorPlan.record()`); None when no vector search ran."""
     with conn.transaction():
         found = conn.execute(
-            "INSERT INTO search_log (searched_at, query, groups, as_of, model_id, k, results, candidates, caller)"
-            " VALUES (coalesce(%s, now()), %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s) RETURNING id",
-            (searched_at, query, list(groups), as_of, model_id, k, json.dumps(results), json.dumps(candidates), caller),
+            "INSERT INTO search_log (searched_at, query, groups, as_of, model_id, k, results, candidates, caller, strategy)"
+            " VALUES (coalesce(%s, now()), %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s::jsonb) RETURNING id",
+            (searched_at, query, list(groups), as_of, model_id, k, json.dumps(results), json.dumps(candidates), caller,
+             None if strategy is None else json.dumps(strategy)),
         ).fetchone()
     return int(found[0])
 
@@ -53,7 +56,7 @@ def logged_search(conn: psycopg.Connection, log_id: int) -> dict[str, Any] | Non
     return row(
         conn,
         "SELECT l.id, l.searched_at, l.query, l.groups, l.as_of, l.k, l.results, l.candidates, l.caller,"
-        " l.db_user, l.model_id, m.name AS model_name, m.revision AS model_revision,"
+        " l.db_user, l.model_id, l.strategy, m.name AS model_name, m.revision AS model_revision,"
         " m.weights_sha256 AS model_weights_sha256"
         " FROM search_log l LEFT JOIN embedding_models m ON m.id = l.model_id WHERE l.id = %s",
         (log_id,),
