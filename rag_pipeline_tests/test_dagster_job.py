@@ -41,9 +41,19 @@ def test_workspace_definitions_load_like_dagster_dev() -> None:
 def test_materialising_the_job_publishes_and_reports_metadata(job_config: Path, db_url: str) -> None:
     from rag_pipeline.definitions import load_definitions
 
-    job = load_definitions().resolve_job_def("sync")
-    result = job.execute_in_process(instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
+    definitions = load_definitions()
+    source = dg.AssetKey(["source", "larkspur"])
+    assert definitions.resolve_assets_def(source).specs_by_key[source].group_name == "sources"
+    instance = dg.DagsterInstance.ephemeral()
+    result = definitions.resolve_job_def("sync").execute_in_process(instance=instance, raise_on_error=False)
     assert result.success
+    # the source's own asset records its last sync: which run, its outcome, what is live now
+    [observed] = instance.fetch_observations(source, limit=5).records
+    seen = observed.event_log_entry.asset_observation.metadata
+    assert observed.run_id == result.run_id
+    assert seen["run_status"].value == "published" and seen["live_documents"].value == 7
+    assert seen["live_chunks"].value == query(db_url, "SELECT count(*) FROM chunks c JOIN document_versions v"
+                                                      " ON v.id = c.version_id WHERE v.status = 'live'")[0][0]
     plan = _metadata(result, "plan")
     assert plan["new"] == 8 and plan["unchanged"] == 0
     parsed = _metadata(result, "parsed")
@@ -63,10 +73,12 @@ def test_failed_gate_stops_publish_in_the_same_run(job_config: Path, tmp_path: P
     strict = write_config(tmp_path, db_url, docs=demo_copy, eval_set=DEMO_DIR / "eval.yaml", thresholds={"ndcg": 1.5})
     monkeypatch.setenv("RAG_PIPELINE_CONFIG", str(strict))
     job = load_definitions().resolve_job_def("sync")
-    result = job.execute_in_process(instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
+    instance = dg.DagsterInstance.ephemeral()
+    result = job.execute_in_process(instance=instance, raise_on_error=False)
     assert not result.success
     [check] = result.get_asset_check_evaluations()
     assert not check.passed and "ndcg" in check.metadata["verdict"].value
+    assert instance.fetch_observations(dg.AssetKey(["source", "larkspur"]), limit=1).records == []  # not synced
     published = [m for m in result.get_asset_materialization_events() if m.asset_key == dg.AssetKey("published")]
     assert published == []
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'")[0][0] == 0
@@ -117,8 +129,9 @@ def test_the_ui_serves_the_asset_graph_from_workspace_yaml(job_config: Path, tmp
                 assert proc.poll() is None, proc.stderr.read().decode()[-2000:] if proc.stderr else "exited"
                 assert time.monotonic() < deadline, "webserver did not answer within 120 s"
                 time.sleep(1)
-        keys = {node["assetKey"]["path"][0] for node in data["data"]["assetNodes"]}
-        assert keys == {"plan", "parsed", "cleaned", "chunked", "embedded", "staged", "published"}
+        keys = {"/".join(node["assetKey"]["path"]) for node in data["data"]["assetNodes"]}
+        # the sync's steps, and each configured source as an asset of its own
+        assert keys == {"plan", "parsed", "cleaned", "chunked", "embedded", "staged", "published", "source/larkspur"}
     finally:
         proc.terminate()
         proc.wait(20)

@@ -94,3 +94,17 @@ def test_watch_must_be_a_boolean(tmp_path: Path) -> None:
     path.write_text("sources:\n  - {name: docs, path: ./docs, watch: 'yes please'}\n")
     with pytest.raises(ConfigError, match="'watch' must be true or false"):
         load_config(path)
+
+
+def test_each_source_is_an_asset_of_the_catalog_with_where_it_lives(tmp_path: Path) -> None:
+    config = load_config(_config(tmp_path, ", schedule: '0 3 * * *'"))
+    definitions = source_definitions(config.sources)
+    dg.Definitions.validate_loadable(definitions)
+    for name in ("hand-book", "other"):
+        key = dg.AssetKey(["source", name])
+        spec = definitions.resolve_assets_def(key).specs_by_key[key]
+        assert spec.group_name == "sources" and "folder" in spec.kinds
+        assert spec.metadata["location"] == str(tmp_path / "docs")
+    handbook = dg.AssetKey(["source", "hand-book"])
+    assert definitions.resolve_assets_def(handbook).specs_by_key[handbook].metadata["schedule"] == "0 3 * * *"
+

@@ -13,6 +13,7 @@ import dagster as dg
 from rag_pipeline import store
 from rag_pipeline.defs.resources import DocumentSources, EmbeddingModel, IndexDatabase, ProgressReporter
 from rag_pipeline.defs.retries import retry_transient
+from rag_pipeline.defs.source_assets import source_observation
 from rag_pipeline.defs.tags import TAG_OUTCOME
 from rag_pipeline.sync import gate, process, stage
 from rag_pipeline.sync import plan as planning
@@ -196,5 +197,11 @@ def gate_metadata(report: Any, thresholds: Mapping[str, float]) -> dict[str, Any
 @retry_transient
 def published(context: dg.AssetExecutionContext, database: IndexDatabase,
               progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
-    result = stage.publish_run(_ctx(context, database, progress))
+    ctx = _ctx(context, database, progress)
+    result = stage.publish_run(ctx)
+    with ctx.connect() as conn:
+        run = store.runs.get_run(conn, ctx.run_id) or {}
+        live = store.status.index_status(conn)["sources"]
+    for name in run.get("sources") or []:  # each source's asset page shows its last sync
+        context.log_event(source_observation(name, str(run.get("status")), live.get(name, {}), result.counts))
     return dg.MaterializeResult(metadata=_numbers("", result.counts))

@@ -1,6 +1,7 @@
 """Per-source jobs, schedules and change sensors, built from the configuration the UI loads
 (RAG_PIPELINE_CONFIG): operators think in sources, so each configured source gets its own job
-(its runs, last sync and failures listed apart), its schedule when it has a `schedule:` (cron),
+(its runs, last sync and failures listed apart), an asset `source/<name>` observed by each sync
+that publishes it (last sync, outcome and live size in the asset catalog), its schedule when it has a `schedule:` (cron),
 and a sensor that requests a sync only when the source's listing changed (`watch: true`)."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import dagster as dg
 
 from rag_pipeline.config import SourceConfig, default_config_path, load_config
 from rag_pipeline.defs.jobs import job_name, source_job
+from rag_pipeline.defs.source_assets import source_spec
 from rag_pipeline.defs.tags import TAG_TRIGGER
 from rag_pipeline.errors import PipelineError
 from rag_pipeline.sources.fingerprint import listing_fingerprint
@@ -59,7 +61,7 @@ def source_definitions(sources: tuple[SourceConfig, ...]) -> dg.Definitions:
         sensors.append(changed_listing_sensor(source, job))
         if source.schedule:
             schedules.append(_schedule(source, job))
-    return dg.Definitions(jobs=jobs, schedules=schedules, sensors=sensors)
+    return dg.Definitions(assets=[source_spec(s) for s in sources], jobs=jobs, schedules=schedules, sensors=sensors)
 
 
 @dg.definitions
