@@ -42,7 +42,7 @@ class SourceConfig:
     prefix: str = ""
     endpoint_url: str | None = None
     region: str | None = None
-    default_groups: tuple[str, ...] = ()  # s3: groups of objects nothing else gives groups to
+    default_groups: tuple[str, ...] = ()  # groups of objects no access file, tag or metadata gives groups to
     object_acl: tuple[str, ...] = ("tag", "metadata")  # s3: where an object's own groups are read
     max_attempts: int = 5  # s3: botocore attempts per request (1 = no retries)
     retry_mode: str = "standard"  # s3: botocore retry mode
@@ -133,7 +133,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
 TOP_LEVEL_KEYS = ("database_url", "state_dir", "sources", "embedding", "evaluation", "limits", "max_failed_share",
                   "batch_size", "blob_store", "source_wait_seconds")
 SOURCE_KEYS = {
-    "filesystem": ("name", "kind", "path", "deny", "max_tombstone_share", "schedule", "watch"),
+    "filesystem": ("name", "kind", "path", "deny", "max_tombstone_share", "default_groups", "schedule", "watch"),
     "s3": ("name", "kind", "bucket", "prefix", "endpoint_url", "region", "deny", "max_tombstone_share",
            "default_groups", "object_acl", "max_attempts", "retry_mode", "concurrent_requests", "schedule", "watch"),
 }
@@ -267,7 +267,11 @@ def _source(raw: Any, root: Path, where: str, index: int) -> SourceConfig:
     watch = raw.get("watch", False)
     if not isinstance(watch, bool):
         raise ConfigError(f"{where}: source {name!r}: 'watch' must be true or false")
+    default_groups = raw.get("default_groups") or []
+    if not isinstance(default_groups, list) or not all(isinstance(g, str) and g.strip() for g in default_groups):
+        raise ConfigError(f"{where}: sources[{index}].default_groups must be a list of group names, e.g. [all-staff]")
     common = dict(name=name, kind=kind, deny=tuple(deny), max_tombstone_share=share,
+                  default_groups=tuple(sorted({g.strip() for g in default_groups})),
                   schedule=_cron(raw.get("schedule"), f"sources[{index}].schedule", where), watch=watch)
     if kind == "filesystem":
         if not isinstance(raw.get("path"), str) or not raw["path"]:
@@ -286,9 +290,6 @@ def _s3_source(raw: dict[str, Any], where: str, index: int, common: dict[str, An
     prefix = raw.get("prefix", "")
     if not isinstance(prefix, str):
         raise ConfigError(f"{where}: {key}.prefix must be a string such as contracts/")
-    default_groups = raw.get("default_groups") or []
-    if not isinstance(default_groups, list) or not all(isinstance(g, str) and g.strip() for g in default_groups):
-        raise ConfigError(f"{where}: {key}.default_groups must be a list of group names, e.g. [all-staff]")
     object_acl = raw.get("object_acl", list(OBJECT_ACL_KINDS))
     if not isinstance(object_acl, list) or not set(object_acl) <= set(OBJECT_ACL_KINDS):
         raise ConfigError(f"{where}: {key}.object_acl must be a list of {list(OBJECT_ACL_KINDS)} (or [])")
@@ -300,7 +301,6 @@ def _s3_source(raw: dict[str, Any], where: str, index: int, common: dict[str, An
         prefix=prefix,
         endpoint_url=_optional_str(raw, "endpoint_url", where, f"{key}.endpoint_url"),
         region=_optional_str(raw, "region", where, f"{key}.region"),
-        default_groups=tuple(sorted({g.strip() for g in default_groups})),
         object_acl=tuple(object_acl),
         max_attempts=_positive_int(raw.get("max_attempts", 5), f"{key}.max_attempts", where),
         retry_mode=retry_mode,

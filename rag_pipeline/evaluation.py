@@ -18,13 +18,15 @@ from typing import Any
 
 import psycopg
 
-from rag_pipeline import store
+from rag_pipeline import refusal, store
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.errors import UsageError
 from rag_pipeline.retrieval import Hit, search
 from rag_pipeline.times import parse_time
 from rag_pipeline.yaml_io import YAMLError, load_yaml
 
+# A case's half of the set: refusal is calibrated on one and figures are reported on the other.
+SPLITS = ("calibration", "report")
 MAX_METRICS = ("acl_leaks", "superseded_hits")  # thresholds for these are upper bounds
 METRICS = ("source_recall", "evidence_recall", "ndcg", "mrr", "refusal_accuracy", "refusal_accuracy_must_refuse",
            "refusal_accuracy_must_answer", "acl_leaks", "superseded_hits")
@@ -44,6 +46,7 @@ class EvalCase:
     expect_section: str | None = None  # heading that must be on the hit's section path
     expect_evidence: tuple[str, ...] = ()
     as_of: datetime | None = None
+    split: str | None = None  # "calibration" or "report" (SPLITS); None: the case id's hash decides
 
 
 @dataclass
@@ -118,6 +121,9 @@ def _case(item: Any, path: Path, index: int) -> EvalCase:
     if not refused and not source and not evidence:
         raise EvalSetError(f"{where}: give expect_source and/or expect_evidence, or expect: refused")
     uri, _, section = (source or "").partition("#")
+    split = item.get("split")
+    if split is not None and split not in SPLITS:
+        raise EvalSetError(f"{where}: 'split' must be one of {', '.join(SPLITS)} (or absent), got {split!r}")
     as_of = item.get("as_of")
     if isinstance(as_of, str):
         try:
@@ -129,8 +135,20 @@ def _case(item: Any, path: Path, index: int) -> EvalCase:
     return EvalCase(
         id=str(item["id"]), question=item["question"], groups=tuple(groups), expect_refused=refused,
         expect_source=uri or None, expect_section=section or None,
-        expect_evidence=tuple(str(e) for e in evidence), as_of=as_of,
+        expect_evidence=tuple(str(e) for e in evidence), as_of=as_of, split=split,
     )
+
+
+def in_calibration_split(case: EvalCase) -> bool:
+    """The case's own `split` key, else half of the cases fixed by a hash of their id."""
+    return case.split == "calibration" if case.split else refusal.in_calibration_split(case.id)
+
+
+def evidence_in(evidence: tuple[str, ...] | list[str], text: str) -> bool:
+    """All of a case's evidence phrases occur in one text, ignoring case and whitespace runs
+    (PDF line breaks): what "the chunk that holds the answer" means everywhere."""
+    norm = _norm(text)
+    return all(_norm(e) in norm for e in evidence)
 
 
 def _norm(text: str) -> str:
@@ -146,9 +164,9 @@ def _relevant(hit: Hit, case: EvalCase) -> bool:
         return False
     if case.expect_section and _norm(case.expect_section) not in {_norm(s) for s in hit.section_path}:
         return False
-    if case.expect_evidence and not case.expect_source:
-        return any(_norm(e) in _norm(hit.text) for e in case.expect_evidence)
-    return True
+    # with evidence, only the chunk holding it is relevant (nDCG and MRR rank the answering
+    # passage, not any chunk of the right file)
+    return not case.expect_evidence or evidence_in(case.expect_evidence, hit.text)
 
 
 def evaluate(
@@ -169,14 +187,15 @@ def evaluate(
         hits = search(conn, embedder, case.question, list(case.groups), k=k, as_of=when,
                       preview_run=None if when else preview_run, log=False)
         superseded = store.search.superseded_chunk_ids(conn, [h.chunk_id for h in hits], when, None if when else preview_run)
-        results.append(_score_case(case, hits, refusal_score, superseded))
+        results.append(score_case(case, hits, refusal_score, superseded))
         progress(number, len(cases))
     metrics = _aggregate(results)
     failures = _check(metrics, thresholds)
     return EvalReport(metrics=metrics, cases=results, passed=not failures, failures=failures, k=k)
 
 
-def _score_case(case: EvalCase, hits: list[Hit], refusal_score: float, superseded: set[int]) -> CaseResult:
+def score_case(case: EvalCase, hits: list[Hit], refusal_score: float, superseded: set[int]) -> CaseResult:
+    """One case's verdict over the hits in rank order (a prefix of them scores the metrics @k)."""
     refused = not hits or max(h.similarity for h in hits) < refusal_score
     leaks = sum(1 for h in hits if not set(h.acl_groups) & set(case.groups))
     rank = next((i + 1 for i, h in enumerate(hits) if _relevant(h, case)), None)
@@ -185,7 +204,7 @@ def _score_case(case: EvalCase, hits: list[Hit], refusal_score: float, supersede
     evidence_hit = None
     if answerable and case.expect_evidence:
         evidence_hit = any(
-            all(_norm(e) in _norm(h.text) for e in case.expect_evidence) and
+            evidence_in(case.expect_evidence, h.text) and
             (not case.expect_source or _uri_matches(h, case.expect_source))
             for h in hits
         )

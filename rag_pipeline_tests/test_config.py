@@ -43,6 +43,7 @@ def _load(tmp_path: Path, text: str):
     ("sources:\n  - {name: b, kind: s3, bucket: 's3://x/y'}\n", "a bucket name, no s3://"),
     ("sources:\n  - {name: b, kind: s3, bucket: x, prefix: 3}\n", r"sources\[0\].prefix must be a string"),
     ("sources:\n  - {name: b, kind: s3, bucket: x, default_groups: hr}\n", "default_groups must be a list"),
+    ("sources:\n  - {name: f, kind: filesystem, path: ., default_groups: [' ']}\n", "default_groups must be a list"),
     ("sources:\n  - {name: b, kind: s3, bucket: x, object_acl: [tags]}\n", "object_acl must be a list of"),
     ("sources:\n  - {name: b, kind: s3, bucket: x, retry_mode: forever}\n", "retry_mode must be one of"),
     ("sources:\n  - {name: b, kind: s3, bucket: x, max_attempts: 0}\n", "max_attempts must be positive"),
@@ -119,3 +120,12 @@ def test_hostile_and_huge_configuration_files_are_refused_cleanly(tmp_path: Path
     (tmp_path / "rag_pipeline.yaml").write_bytes(b"sources: \xff\xfe\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_config(tmp_path / "rag_pipeline.yaml")
+
+
+def test_the_corpus_eval_config_reads_the_shared_corpus_in_place_for_all_staff() -> None:
+    root = Path(__file__).resolve().parent.parent
+    config = load_config(root / "evalsets" / "corpus" / "rag_pipeline.yaml")
+    (source,) = config.sources
+    assert source.kind == "filesystem" and source.default_groups == ("all-staff",)
+    assert source.path == (root.parent / "shared" / "corpus" / "docs").resolve()
+    assert config.evaluation.eval_set == root / "evalsets" / "corpus" / "eval.yaml"

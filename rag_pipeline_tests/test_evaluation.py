@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from rag_pipeline.evaluation import EvalCase, EvalSetError, _aggregate, _check, _score_case, load_eval_set
+from rag_pipeline.evaluation import (
+    EvalCase,
+    EvalSetError,
+    _aggregate,
+    _check,
+    in_calibration_split,
+    load_eval_set,
+    score_case,
+)
 from rag_pipeline.retrieval import Hit
 
 
@@ -23,34 +31,34 @@ CASE = EvalCase(id="c", question="q", groups=("all-staff",), expect_source="trav
 
 
 def test_evidence_needs_the_text_in_a_chunk_of_the_expected_document() -> None:
-    right = _score_case(CASE, [_hit(uri="other.md", chunk_id=2), _hit()], 0.35, set())
+    right = score_case(CASE, [_hit(uri="other.md", chunk_id=2), _hit()], 0.35, set())
     assert right.source_hit and right.evidence_hit and right.first_relevant_rank == 2
-    wrong_doc = _score_case(CASE, [_hit(uri="other.md")], 0.35, set())
+    wrong_doc = score_case(CASE, [_hit(uri="other.md")], 0.35, set())
     assert wrong_doc.evidence_hit is False and wrong_doc.first_relevant_rank is None
-    wrong_section = _score_case(CASE, [_hit(section=("Travel", "3 Rates"))], 0.35, set())
+    wrong_section = score_case(CASE, [_hit(section=("Travel", "3 Rates"))], 0.35, set())
     assert wrong_section.source_hit and wrong_section.first_relevant_rank is None
 
 
 def test_acl_leaks_are_counted_from_the_returned_rows() -> None:
-    result = _score_case(CASE, [_hit(groups=("hr",)), _hit(groups=("hr", "all-staff"), chunk_id=2)], 0.35, set())
+    result = score_case(CASE, [_hit(groups=("hr",)), _hit(groups=("hr", "all-staff"), chunk_id=2)], 0.35, set())
     assert result.acl_leaks == 1
 
 
 def test_superseded_hits_are_counted() -> None:
-    result = _score_case(CASE, [_hit(chunk_id=7), _hit(chunk_id=8)], 0.35, {8})
+    result = score_case(CASE, [_hit(chunk_id=7), _hit(chunk_id=8)], 0.35, {8})
     assert result.superseded_hits == 1
 
 
 def test_refusal_is_judged_by_the_best_similarity() -> None:
     refused_case = EvalCase(id="r", question="pets?", groups=("all-staff",), expect_refused=True)
-    assert _score_case(refused_case, [_hit(similarity=0.2)], 0.35, set()).correct_refusal
-    assert not _score_case(refused_case, [_hit(similarity=0.5)], 0.35, set()).correct_refusal
-    assert _score_case(refused_case, [], 0.35, set()).correct_refusal
-    assert not _score_case(CASE, [_hit(similarity=0.1)], 0.35, set()).correct_refusal
+    assert score_case(refused_case, [_hit(similarity=0.2)], 0.35, set()).correct_refusal
+    assert not score_case(refused_case, [_hit(similarity=0.5)], 0.35, set()).correct_refusal
+    assert score_case(refused_case, [], 0.35, set()).correct_refusal
+    assert not score_case(CASE, [_hit(similarity=0.1)], 0.35, set()).correct_refusal
 
 
 def test_thresholds_bound_leaks_from_above_and_recall_from_below() -> None:
-    results = [_score_case(CASE, [_hit(groups=("hr",))], 0.35, set()), _score_case(CASE, [_hit()], 0.35, set())]
+    results = [score_case(CASE, [_hit(groups=("hr",))], 0.35, set()), score_case(CASE, [_hit()], 0.35, set())]
     metrics = _aggregate(results)
     assert metrics["acl_leaks"] == 1 and metrics["evidence_recall"] == 1.0 and metrics["mrr"] == 1.0
     failures = _check(metrics, {"acl_leaks": 0, "evidence_recall": 0.8, "ndcg": 1.0})
@@ -70,6 +78,7 @@ def test_thresholds_bound_leaks_from_above_and_recall_from_below() -> None:
         ("- id: a\n  question: q\n  as_user: {groups: [g]}\n  expect: refused\n  as_of: last tuesday\n", "ISO 8601"),
         ("- {id: a, question: q, as_user: {groups: [g]}, expect: refused}\n" * 2, "duplicate case ids"),
         ("- [unclosed\n", "not valid YAML"),
+        ("- {id: a, question: q, as_user: {groups: [g]}, expect: refused, split: test}\n", "'split' must be one of"),
     ],
 )
 def test_malformed_eval_sets_name_the_file_and_case(tmp_path: Path, content: str, words: str) -> None:
@@ -102,3 +111,32 @@ def test_the_demo_eval_set_is_valid() -> None:
 
     cases = load_eval_set(DEMO_DIR / "eval.yaml")
     assert any(c.expect_refused for c in cases) and any(c.expect_evidence for c in cases)
+
+
+def test_a_split_key_puts_a_case_in_its_half_and_cases_without_one_are_split_by_id(tmp_path: Path) -> None:
+    path = tmp_path / "eval.yaml"
+    path.write_text("- {id: a, question: q, as_user: {groups: [g]}, expect: refused, split: calibration}\n"
+                    "- {id: b, question: q, as_user: {groups: [g]}, expect: refused, split: report}\n"
+                    + "".join(f"- {{id: h{i}, question: q, as_user: {{groups: [g]}}, expect: refused}}\n" for i in range(40)))
+    cases = {c.id: c for c in load_eval_set(path)}
+    assert in_calibration_split(cases["a"]) and not in_calibration_split(cases["b"])
+    hashed = [in_calibration_split(cases[f"h{i}"]) for i in range(40)]
+    assert 0 < sum(hashed) < 40  # both halves get cases, the same ones every time
+    assert hashed == [in_calibration_split(c) for c in load_eval_set(path)[2:]]
+
+
+def test_relevance_for_ndcg_is_the_chunk_holding_the_evidence_not_any_chunk_of_the_file() -> None:
+    other_chunk = _hit(text="the travel policy applies to all staff", chunk_id=1)
+    answer = _hit(text="trips are approved by the head of department", chunk_id=2)
+    result = score_case(CASE, [other_chunk, answer], 0.35, set())
+    assert result.first_relevant_rank == 2 and result.evidence_hit
+    assert score_case(CASE, [other_chunk], 0.35, set()).first_relevant_rank is None
+
+
+def test_the_corpus_eval_set_is_valid_with_both_splits_and_enough_refusals() -> None:
+    cases = load_eval_set(Path(__file__).resolve().parent.parent / "evalsets" / "corpus" / "eval.yaml")
+    assert len(cases) >= 150 and all(c.split in ("calibration", "report") for c in cases)
+    for split in ("calibration", "report"):
+        half = [c for c in cases if c.split == split]
+        assert sum(c.expect_refused for c in half) >= 10 and sum(not c.expect_refused for c in half) >= 50
+    assert sum(c.expect_refused for c in cases) >= 25

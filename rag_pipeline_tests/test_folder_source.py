@@ -18,8 +18,8 @@ def _write(root: Path, rel: str, text: str) -> Path:
     return path
 
 
-def _listing(root: Path, deny: tuple[str, ...] = ()) -> dict[str, SourceObject]:
-    objects = list(FilesystemSource("s", root, deny).list_objects())
+def _listing(root: Path, deny: tuple[str, ...] = (), default_groups: tuple[str, ...] = ()) -> dict[str, SourceObject]:
+    objects = list(FilesystemSource("s", root, deny, default_groups).list_objects())
     return {o.uri: o for o in objects if isinstance(o, SourceObject)}
 
 
@@ -35,6 +35,20 @@ def test_recursive_listing_with_sha256_checksums(tmp_path: Path) -> None:
 def test_no_access_file_means_default_deny(tmp_path: Path) -> None:
     _write(tmp_path, "open.md", "x")
     assert _listing(tmp_path)["open.md"].acl_groups == ()
+
+
+def test_default_groups_act_as_a_root_access_file_that_real_access_files_replace(tmp_path: Path) -> None:
+    _write(tmp_path, "open.md", "x")
+    _write(tmp_path, "hr/pay.md", "x")
+    _write(tmp_path, "hr/_access.yaml", "groups: [hr]\n")
+    listing = _listing(tmp_path, default_groups=("all-staff",))
+    assert listing["open.md"].acl_groups == ("all-staff",) and listing["hr/pay.md"].acl_groups == ("hr",)
+    _write(tmp_path, "_access.yaml", "files:\n  open.md: [board]\n")  # overrides only: defaults still hold
+    _write(tmp_path, "other.md", "x")
+    listing = _listing(tmp_path, default_groups=("all-staff",))
+    assert listing["open.md"].acl_groups == ("board",) and listing["other.md"].acl_groups == ("all-staff",)
+    _write(tmp_path, "_access.yaml", "groups: [sales]\n")  # a real root rule replaces the defaults
+    assert _listing(tmp_path, default_groups=("all-staff",))["other.md"].acl_groups == ("sales",)
 
 
 def test_access_file_applies_to_subtree_until_replaced_with_file_overrides(tmp_path: Path) -> None:

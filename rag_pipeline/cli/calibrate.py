@@ -1,6 +1,7 @@
 """`rag-pipeline calibrate-refusal`: set the refusal threshold from an evaluation set's
 must-answer and must-refuse questions, store it with the index, and report how well it
-refuses and answers on the half of the set it was not calibrated on."""
+refuses and answers on the half of the set it was not calibrated on (a case's `split` key names
+its half; without one, a hash of its id decides)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from rag_pipeline import refusal, store
-    from rag_pipeline.evaluation import load_eval_set
+    from rag_pipeline.evaluation import in_calibration_split, load_eval_set
     from rag_pipeline.retrieval import DEFAULT_MODE, search
 
     config = load_config(args)
@@ -38,7 +39,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             hits = search(conn, model, case.question, list(case.groups), k=config.evaluation.k,
                           as_of=case.as_of, log=False)
             best[case.id] = (case.expect_refused, max((h.similarity for h in hits), default=-1.0))
-        split = {name: [v for cid, v in best.items() if refusal.in_calibration_split(cid) == (name == "calibration")]
+        calibration_ids = {c.id for c in cases if in_calibration_split(c)}
+        split = {name: [v for cid, v in best.items() if (cid in calibration_ids) == (name == "calibration")]
                  for name in ("calibration", "held_out")}
         calib = split["calibration"]
         answer = [s for refuse, s in calib if not refuse]

@@ -23,7 +23,7 @@ def open_source(config: SourceConfig, max_bytes: int | None = None) -> Source:
     from rag_pipeline.sources.filesystem import FilesystemSource
 
     assert config.path is not None
-    return FilesystemSource(config.name, config.path, config.deny)
+    return FilesystemSource(config.name, config.path, config.deny, config.default_groups)
 
 
 __all__ = ["ListingError", "ObjectReadError", "SkippedObject", "Source", "SourceObject", "open_source"]

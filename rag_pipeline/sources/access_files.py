@@ -56,6 +56,15 @@ def parse_access_file(text: str, where: str) -> AccessRule:
     return AccessRule(groups=groups, files=files)
 
 
+def with_default_groups(root: AccessRule | None, default_groups: tuple[str, ...]) -> AccessRule | None:
+    """The source root's rule once a source's configured `default_groups` apply: they act as an
+    implicit root access file, which a real root access file setting `groups` replaces (its
+    `files:` overrides are kept either way). Without default groups the root rule is unchanged."""
+    if not default_groups or (root is not None and root.groups is not None):
+        return root
+    return AccessRule(groups=default_groups, files=root.files if root else {})
+
+
 def normalise_name(name: str) -> str:
     """Names compare in Unicode NFC: the same name typed on Linux (NFC) and stored by macOS
     (NFD) must match, or a `files:` override would silently not apply."""

@@ -14,6 +14,7 @@ from rag_pipeline.sources.access_files import (
     AccessFileError,
     AccessResolver,
     parse_access_file,
+    with_default_groups,
 )
 from rag_pipeline.sources.base import ListingError, SkippedObject, SourceObject, is_denied
 
@@ -33,12 +34,16 @@ class FilesystemSource:
     a symlink could point outside the configured root. An `_access.yaml` symlink (a mounted
     ConfigMap) is read when its target is inside the root and stops the sync otherwise: an
     access file is never ignored. Only regular files are offered; a FIFO, socket or device
-    is reported as skipped and never opened (opening a FIFO blocks forever)."""
+    is reported as skipped and never opened (opening a FIFO blocks forever).
 
-    def __init__(self, name: str, root: Path, deny: Sequence[str] = ()) -> None:
+    `default_groups` (configured) give groups to files no access file gives any: an implicit
+    `_access.yaml` at the root, for a folder the pipeline may read but not write into."""
+
+    def __init__(self, name: str, root: Path, deny: Sequence[str] = (), default_groups: Sequence[str] = ()) -> None:
         self.name = name
         self.root = root
         self.deny = tuple(deny)
+        self.default_groups = tuple(sorted(set(default_groups)))
 
     def list_objects(self) -> Iterator[SourceObject | SkippedObject]:
         if not self.root.is_dir():
@@ -46,8 +51,13 @@ class FilesystemSource:
         resolver = AccessResolver()
         for folder, files in self._walk():
             rel_folder = self._rel(folder)
+            rule = None
             if (folder / ACCESS_FILE).is_symlink() or ACCESS_FILE in files:
-                resolver.add(rel_folder, self._access_rule(folder / ACCESS_FILE))
+                rule = self._access_rule(folder / ACCESS_FILE)
+            if rel_folder == "":
+                rule = with_default_groups(rule, self.default_groups)
+            if rule is not None:
+                resolver.add(rel_folder, rule)
             for name in sorted(files):
                 if name == ACCESS_FILE:
                     continue

@@ -33,6 +33,7 @@ from rag_pipeline.sources.access_files import (
     AccessResolver,
     AccessRule,
     parse_access_file,
+    with_default_groups,
 )
 from rag_pipeline.sources.base import ListingError, ObjectReadError, SkippedObject, SourceObject, is_denied
 
@@ -225,9 +226,9 @@ class S3Source:
                 raise ListingError(f"source {self.name!r}: access file {where!r}: {key_problem(rel)}")
             folder = str(PurePosixPath(rel).parent)
             rules["" if folder == "." else folder] = self._access_rule(listed, where)
-        root = rules.get("", AccessRule(groups=None))
-        if root.groups is None and self.default_groups:
-            rules[""] = AccessRule(groups=self.default_groups, files=root.files)
+        root = with_default_groups(rules.get(""), self.default_groups)
+        if root is not None:
+            rules[""] = root
         resolver = AccessResolver()
         for folder, rule in rules.items():
             resolver.add(folder, rule)
