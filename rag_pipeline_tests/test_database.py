@@ -92,9 +92,10 @@ def test_a_killed_sync_leaves_the_server_owned_and_stoppable_not_orphaned(state:
                             env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 180
-        while not database.server_state(state / "pgdata").running:
+        # started and recorded as the sync's (the ownership file follows the server's start)
+        while not ((server := database.server_state(state / "pgdata")).running and server.started_by):
             assert sync.poll() is None and time.monotonic() < deadline, "the sync did not start the server"
-            time.sleep(0.5)
+            time.sleep(0.2)
     finally:
         sync.send_signal(signal.SIGKILL)
         sync.wait(30)
