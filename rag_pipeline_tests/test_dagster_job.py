@@ -187,11 +187,7 @@ def test_the_job_runs_with_the_multiprocess_executor(job_config: Path, tmp_path:
     # (either event: the orchestrator logs STARTING, the worker STARTED; lines of processes
     # writing to one pipe can interleave, so one of the two may be unreadable)
     workers = _steps_with_event(log, "STEP_WORKER_STARTING") | _steps_with_event(log, "STEP_WORKER_STARTED")
-    orchestrator = {f[5] for f in (line.split(" - ") for line in log.splitlines())
-                    if len(f) > 7 and "multiprocess executor" in f[-1]}
-    elsewhere = {f[6] for f in (line.split(" - ") for line in log.splitlines())
-                 if len(f) > 7 and f[7] == "STEP_SUCCESS" and f[5] not in orchestrator}
-    assert orchestrator and succeeded <= workers | elsewhere, log[-3000:]
+    assert succeeded <= workers, log[-3000:]
 
 
 def _steps_with_event(log: str, event: str) -> set[str]:
