@@ -13,9 +13,10 @@ two sets:
    synced by the real `sync` job (Dagster, in process) into a second embedded PostgreSQL under
    --corpus-state (default /tmp/rag-corpus-eval; reruns only sync what changed): evidence recall
    @3/@10 (the chunk holding the answer), source recall @3/@10, nDCG@10 and MRR@10 of the
-   answering chunk, and refusal accuracy for must-refuse and must-answer questions. The refusal
-   threshold (best-hit similarity) is calibrated per mode on the set's calibration split only;
-   every figure printed is measured on its report split.
+   answering chunk, and refusal accuracy for must-refuse and must-answer questions. Refusal
+   (the first result's similarity + a coverage weight x its term coverage, rag_pipeline/refusal.py)
+   is calibrated per mode on the set's calibration split only, and beside it the similarity-only
+   rule calibrated the same way (the "before"); every figure printed is measured on the report split.
 
 Prints one table per set and, at the end, all figures as one JSON document (also written to
 --json-out when given).
@@ -223,20 +224,26 @@ def evaluate_corpus(url: str, embedder, cases: list, mode: str) -> dict[str, flo
     from rag_pipeline import refusal
     from rag_pipeline.evaluation import in_calibration_split, score_case
 
+    never_refuse = refusal.Threshold(float("-inf"), "retrieval figures only")
     rows = []
     started = time.perf_counter()
     with database.connect(url) as conn:
         for case in cases:
             hits = retrieval.search(conn, embedder, case.question, list(case.groups), k=10, mode=mode, log=False)
-            best = max((h.similarity for h in hits), default=-1.0)
-            rows.append((case, score_case(case, hits[:3], 0.0, set()), score_case(case, hits, 0.0, set()), best))
+            rows.append((case, score_case(case, hits[:3], never_refuse, set()), score_case(case, hits, never_refuse, set()),
+                         refusal.evidence(hits)))
     rate = len(cases) / (time.perf_counter() - started)
     calibration = [r for r in rows if in_calibration_split(r[0])]
     report = [r for r in rows if not in_calibration_split(r[0])]
-    threshold = refusal.calibrate([b for c, _, _, b in calibration if not c.expect_refused],
-                                  [b for c, _, _, b in calibration if c.expect_refused])
-    answered, refused = refusal.accuracies([b for c, _, _, b in report if not c.expect_refused],
-                                           [b for c, _, _, b in report if c.expect_refused], threshold)
+    fitted = refusal.calibrate([e for c, _, _, e in calibration if not c.expect_refused],
+                               [e for c, _, _, e in calibration if c.expect_refused])
+    answered, refused = refusal.held_out_accuracies([e for c, _, _, e in report if not c.expect_refused],
+                                                    [e for c, _, _, e in report if c.expect_refused], fitted)
+    # the rule before the coverage weight, calibrated the same way: similarity alone
+    similarity_only = refusal.calibrate([e for c, _, _, e in calibration if not c.expect_refused],
+                                        [e for c, _, _, e in calibration if c.expect_refused], weights=(0.0,))
+    sim_answered, sim_refused = refusal.held_out_accuracies([e for c, _, _, e in report if not c.expect_refused],
+                                                            [e for c, _, _, e in report if c.expect_refused], similarity_only)
     answerable = [r for r in report if not r[0].expect_refused]
 
     def share(values: list) -> float:
@@ -252,7 +259,9 @@ def evaluate_corpus(url: str, embedder, cases: list, mode: str) -> dict[str, flo
         "source@10": share([r[2].source_hit for r in with_source]),
         "ndcg@10": sum(1 / math.log2(k + 1) for k in ranks if k) / len(ranks),
         "mrr@10": sum(1 / k for k in ranks if k) / len(ranks),
-        "refuse_acc": refused, "answer_acc": answered, "threshold": threshold,
+        "refuse_acc": refused, "answer_acc": answered, "threshold": fitted.threshold,
+        "coverage_weight": fitted.coverage_weight,
+        "similarity_only": {"refuse_acc": sim_refused, "answer_acc": sim_answered, "threshold": similarity_only.threshold},
         "report_answer": len(answerable), "report_refuse": len(report) - len(answerable), "q/s": rate,
     }
 
@@ -303,11 +312,13 @@ def run_corpus(args: argparse.Namespace, embedder) -> dict[str, dict[str, float]
     print(f"\nevalsets/corpus: {len(cases)} cases; figures on the report split ({any_mode['report_answer']} must answer, "
           f"{any_mode['report_refuse']} must refuse); refusal threshold calibrated per mode on the calibration split")
     print(f"{'mode':<16}{'ev@3':>7}{'ev@10':>7}{'src@3':>7}{'src@10':>7}{'nDCG@10':>9}{'MRR@10':>8}"
-          f"{'refuse':>8}{'answer':>8}{'thresh':>8}{'q/s':>6}")
+          f"{'refuse':>8}{'answer':>8}{'thresh':>8}{'weight':>7}{'sim-only refuse/answer':>24}{'q/s':>6}")
     for mode, m in results.items():
+        before = m["similarity_only"]
         print(f"{mode:<16}{m['evidence@3']:>7.3f}{m['evidence@10']:>7.3f}{m['source@3']:>7.3f}{m['source@10']:>7.3f}"
               f"{m['ndcg@10']:>9.3f}{m['mrr@10']:>8.3f}{m['refuse_acc']:>8.3f}{m['answer_acc']:>8.3f}"
-              f"{m['threshold']:>8.3f}{m['q/s']:>6.1f}", flush=True)
+              f"{m['threshold']:>8.3f}{m['coverage_weight']:>7.1f}"
+              f"{before['refuse_acc']:>15.3f} / {before['answer_acc']:.3f}{m['q/s']:>6.1f}", flush=True)
     return results
 
 

@@ -66,7 +66,7 @@ class EvaluationConfig:
     eval_set: Path | None = None
     k: int = 10
     thresholds: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
-    refusal_score: float = 0.35  # best-hit similarity under which the index "has no answer"
+    refusal_score: float = 0.35  # first result's similarity under which the index "has no answer", until calibrated (refusal.py)
 
 
 @dataclass(frozen=True)

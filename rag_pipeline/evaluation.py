@@ -176,7 +176,7 @@ def evaluate(
     *,
     k: int,
     thresholds: dict[str, float],
-    refusal_score: float,
+    refusal_threshold: refusal.Threshold,
     as_of: datetime | None = None,
     preview_run: str | None = None,
     progress: Callable[[int, int], None] = lambda done, total: None,
@@ -187,16 +187,17 @@ def evaluate(
         hits = search(conn, embedder, case.question, list(case.groups), k=k, as_of=when,
                       preview_run=None if when else preview_run, log=False)
         superseded = store.search.superseded_chunk_ids(conn, [h.chunk_id for h in hits], when, None if when else preview_run)
-        results.append(score_case(case, hits, refusal_score, superseded))
+        results.append(score_case(case, hits, refusal_threshold, superseded))
         progress(number, len(cases))
     metrics = _aggregate(results)
     failures = _check(metrics, thresholds)
     return EvalReport(metrics=metrics, cases=results, passed=not failures, failures=failures, k=k)
 
 
-def score_case(case: EvalCase, hits: list[Hit], refusal_score: float, superseded: set[int]) -> CaseResult:
-    """One case's verdict over the hits in rank order (a prefix of them scores the metrics @k)."""
-    refused = not hits or max(h.similarity for h in hits) < refusal_score
+def score_case(case: EvalCase, hits: list[Hit], refusal_threshold: refusal.Threshold, superseded: set[int]) -> CaseResult:
+    """One case's verdict over the hits in rank order (a prefix of them scores the metrics @k);
+    refused as `search` refuses (refusal.decide)."""
+    refused = refusal.decide(hits, refusal_threshold).refused
     leaks = sum(1 for h in hits if not set(h.acl_groups) & set(case.groups))
     rank = next((i + 1 for i, h in enumerate(hits) if _relevant(h, case)), None)
     answerable = not case.expect_refused

@@ -1,13 +1,25 @@
-"""Refusal: when the best hit is too far from the question, the index has no answer.
+"""Refusal: when the first result neither means nor says what the question asks, the index has
+no answer.
 
-The threshold is calibrated, not guessed: over the must-answer and must-refuse questions of an
-evaluation set, the best-hit similarity that separates them best (balanced accuracy, so a set
-with few must-refuse questions cannot buy accuracy by never refusing). It is stored with the
-index per model and search mode (table refusal_calibrations) and recorded on every gated run;
-the configured `evaluation.refusal_score` is only the fallback while nothing is calibrated.
+What is compared is the first result's answer score: its cosine similarity to the question plus,
+with a calibrated weight, its term coverage (the share of the question's idf-weighted terms the
+passage contains, from the full-text SQL). Similarity alone separates off-topic questions, but
+not an on-topic question the documents do not answer from one they do: both land near the right
+document (on evalsets/corpus, the similarity threshold that refused every unanswerable question
+answered 22% of the answerable ones). Such near misses ask for a figure, name or date the
+passage lacks, which the term coverage sees. How much coverage counts depends on the corpus and
+on how questions are worded (paraphrased questions share few words with their answer), so the
+weight is calibrated with the threshold rather than fixed.
 
-Calibration uses one half of the set (chosen by a hash of the case id, so the split is stable
-as cases are added) and reports accuracy on the other half, which it never looked at.
+Calibration is not guessed: over the must-answer and must-refuse questions of an evaluation
+set, every weight in COVERAGE_WEIGHTS with the threshold that separates them best (balanced
+accuracy, so a set with few must-refuse questions cannot buy accuracy by never refusing); the
+best pair wins, ties going to the smaller weight. The pair is stored with the index per model
+and search mode (table refusal_calibrations) and recorded on every gated run; until something is
+calibrated, the configured `evaluation.refusal_score` applies to the similarity alone.
+
+Calibration uses one half of the set (a case's `split` key, else a hash of its id, so the split
+is stable as cases are added) and reports accuracy on the other half, which it never looked at.
 """
 
 from __future__ import annotations
@@ -15,41 +27,82 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import psycopg
 
 from rag_pipeline import store
+
+if TYPE_CHECKING:
+    from rag_pipeline.retrieval import Hit
+
+COVERAGE_WEIGHTS = tuple(i / 10 for i in range(21))  # 0 (similarity alone) .. 2
+Evidence = tuple[float, float]  # the first result's (similarity, term coverage)
 
 
 @dataclass(frozen=True)
 class Threshold:
     value: float
     source: str  # where it came from, said in words to the user
+    coverage_weight: float = 0.0  # how much the first result's term coverage adds to its similarity
+
+
+@dataclass(frozen=True)
+class Calibration:
+    threshold: float
+    coverage_weight: float
 
 
 @dataclass(frozen=True)
 class Decision:
     refused: bool
-    best: float | None  # best-hit similarity (None: no hit at all)
+    evidence: Evidence | None  # of the first result (None: no result at all)
     threshold: Threshold
 
     @property
+    def score(self) -> float | None:
+        return None if self.evidence is None else score(self.evidence, self.threshold.coverage_weight)
+
+    @property
     def reason(self) -> str:
-        if self.best is None:
+        if self.evidence is None:
             return "no visible chunk matched the query"
+        similarity, coverage = self.evidence
         relation = "under" if self.refused else "at or above"
-        return (f"best similarity {self.best:.3f} is {relation} the refusal threshold "
-                f"{self.threshold.value:.3f} ({self.threshold.source})")
+        parts = f"similarity {similarity:.3f}"
+        if self.threshold.coverage_weight:
+            parts += f" + {self.threshold.coverage_weight:g} x term coverage {coverage:.3f}"
+        return (f"the first result's answer score {self.score:.3f} ({parts}) is {relation} the refusal "
+                f"threshold {self.threshold.value:.3f} ({self.threshold.source})")
 
     def record(self) -> dict:
-        return {"refused": self.refused, "best_similarity": None if self.best is None else round(self.best, 4),
+        similarity, coverage = self.evidence or (None, None)
+
+        def rounded(value: float | None) -> float | None:
+            return None if value is None else round(value, 4)
+
+        return {"refused": self.refused, "score": rounded(self.score), "similarity": rounded(similarity),
+                "term_coverage": rounded(coverage), "coverage_weight": self.threshold.coverage_weight,
                 "threshold": round(self.threshold.value, 4), "threshold_source": self.threshold.source,
                 "reason": self.reason}
 
 
-def decide(similarities: Sequence[float], threshold: Threshold) -> Decision:
-    best = max(similarities) if similarities else None
-    return Decision(refused=best is None or best < threshold.value, best=best, threshold=threshold)
+def evidence(hits: Sequence[Hit]) -> Evidence | None:
+    """What refusal judges: the first result, the one a reader sees first (after reranking)."""
+    if not hits:
+        return None
+    return hits[0].similarity, hits[0].features.get("term_coverage", 0.0)
+
+
+def score(found: Evidence, coverage_weight: float) -> float:
+    similarity, coverage = found
+    return similarity + coverage_weight * coverage
+
+
+def decide(hits: Sequence[Hit], threshold: Threshold) -> Decision:
+    found = evidence(hits)
+    refused = found is None or score(found, threshold.coverage_weight) < threshold.value
+    return Decision(refused=refused, evidence=found, threshold=threshold)
 
 
 def in_calibration_split(case_id: str) -> bool:
@@ -57,34 +110,62 @@ def in_calibration_split(case_id: str) -> bool:
     return hashlib.sha256(case_id.encode("utf-8")).digest()[0] % 2 == 0
 
 
-def calibrate(answer_best: Sequence[float], refuse_best: Sequence[float]) -> float:
+def calibrate(answer: Sequence[Evidence | None], refuse: Sequence[Evidence | None],
+              weights: Sequence[float] = COVERAGE_WEIGHTS) -> Calibration:
+    """The coverage weight (of `weights`) and threshold with the best balanced accuracy over the
+    cases' first results (None: nothing came back, refused at any threshold); ties go to the
+    smaller weight, the one closer to similarity alone. Deterministic for the same evidence."""
+    if not answer or not refuse:
+        raise ValueError("calibration needs at least one must-answer and one must-refuse question")
+    best: tuple[float, Calibration] | None = None
+    for weight in sorted(weights):
+        answer_scores = _scores(answer, weight)
+        refuse_scores = _scores(refuse, weight)
+        value = threshold_between(answer_scores, refuse_scores)
+        balanced = sum(accuracies(answer_scores, refuse_scores, value)) / 2
+        if best is None or balanced > best[0] + 1e-12:
+            best = (balanced, Calibration(threshold=value, coverage_weight=weight))
+    assert best is not None
+    return best[1]
+
+
+def _scores(found: Sequence[Evidence | None], weight: float) -> list[float]:
+    return [float("-inf") if f is None else score(f, weight) for f in found]
+
+
+def threshold_between(answer_scores: Sequence[float], refuse_scores: Sequence[float]) -> float:
     """The threshold with the best balanced accuracy; among equals, the midpoint of the widest
     gap (a margin on both sides), then the lowest. Deterministic for the same scores."""
-    if not answer_best or not refuse_best:
-        raise ValueError("calibration needs at least one must-answer and one must-refuse question")
-    points = sorted(set(answer_best) | set(refuse_best))
+    points = sorted({s for s in (*answer_scores, *refuse_scores) if s != float("-inf")}) or [0.0]
     candidates = [points[0] - 1e-6] + [(a + b) / 2 for a, b in zip(points, points[1:])] + [points[-1] + 1e-6]
     gaps = [0.0] + [b - a for a, b in zip(points, points[1:])] + [0.0]
 
     def key(i: int) -> tuple[float, float, float]:
-        t = candidates[i]
-        answered = sum(s >= t for s in answer_best) / len(answer_best)
-        refused = sum(s < t for s in refuse_best) / len(refuse_best)
-        return (-(answered + refused) / 2, -gaps[i], t)
+        answered, refused = accuracies(answer_scores, refuse_scores, candidates[i])
+        return (-(answered + refused) / 2, -gaps[i], candidates[i])
 
     return candidates[min(range(len(candidates)), key=key)]
 
 
-def accuracies(answer_best: Sequence[float], refuse_best: Sequence[float], threshold: float) -> tuple[float, float]:
+def accuracies(answer_scores: Sequence[float], refuse_scores: Sequence[float], threshold: float) -> tuple[float, float]:
     """(share of must-answer questions answered, share of must-refuse questions refused)."""
-    answered = sum(s >= threshold for s in answer_best) / len(answer_best) if answer_best else 1.0
-    refused = sum(s < threshold for s in refuse_best) / len(refuse_best) if refuse_best else 1.0
+    answered = sum(s >= threshold for s in answer_scores) / len(answer_scores) if answer_scores else 1.0
+    refused = sum(s < threshold for s in refuse_scores) / len(refuse_scores) if refuse_scores else 1.0
     return answered, refused
 
 
+def held_out_accuracies(answer: Sequence[Evidence | None], refuse: Sequence[Evidence | None],
+                        calibration: Calibration) -> tuple[float, float]:
+    """Both accuracies of a calibration on cases it did not see."""
+    weight = calibration.coverage_weight
+    return accuracies(_scores(answer, weight), _scores(refuse, weight), calibration.threshold)
+
+
 def threshold_for(conn: psycopg.Connection, model_id: int | None, mode: str, fallback: float) -> Threshold:
-    """The newest calibrated threshold of the index's model and this mode, else the config's."""
+    """The newest calibration of the index's model and this mode, else the config's similarity
+    threshold."""
     found = store.refusal.latest_calibration(conn, model_id, mode) if model_id is not None else None
     if found is None:
         return Threshold(fallback, "evaluation.refusal_score in the config; not calibrated yet")
-    return Threshold(float(found["threshold"]), f"calibrated {found['calibrated_at']:%Y-%m-%d %H:%M} from {found['eval_set']}")
+    return Threshold(float(found["threshold"]), f"calibrated {found['calibrated_at']:%Y-%m-%d %H:%M} from {found['eval_set']}",
+                     coverage_weight=float(found["coverage_weight"]))

@@ -16,14 +16,19 @@ from rag_pipeline.evaluation import (
     load_eval_set,
     score_case,
 )
+from rag_pipeline.refusal import Threshold
 from rag_pipeline.retrieval import Hit
+
+AT = Threshold(0.35, "test")  # similarity alone, as before any calibration
+WEIGHTED = Threshold(1.0, "test", coverage_weight=1.0)
 
 
 def _hit(uri: str = "travel.pdf", groups: tuple[str, ...] = ("all-staff",), text: str = "approved by the head of department",
-         section: tuple[str, ...] = ("Travel", "2 Approval"), similarity: float = 0.6, chunk_id: int = 1) -> Hit:
+         section: tuple[str, ...] = ("Travel", "2 Approval"), similarity: float = 0.6, chunk_id: int = 1,
+         coverage: float = 0.0) -> Hit:
     return Hit(chunk_id=chunk_id, source="s", uri=uri, version_no=1, version_id=1, section_path=list(section),
                page_start=1, page_end=1, char_start=0, char_end=10, score=0.01, similarity=similarity, text=text,
-               acl_groups=list(groups), status="live")
+               acl_groups=list(groups), status="live", features={"term_coverage": coverage})
 
 
 CASE = EvalCase(id="c", question="q", groups=("all-staff",), expect_source="travel.pdf",
@@ -31,34 +36,39 @@ CASE = EvalCase(id="c", question="q", groups=("all-staff",), expect_source="trav
 
 
 def test_evidence_needs_the_text_in_a_chunk_of_the_expected_document() -> None:
-    right = score_case(CASE, [_hit(uri="other.md", chunk_id=2), _hit()], 0.35, set())
+    right = score_case(CASE, [_hit(uri="other.md", chunk_id=2), _hit()], AT, set())
     assert right.source_hit and right.evidence_hit and right.first_relevant_rank == 2
-    wrong_doc = score_case(CASE, [_hit(uri="other.md")], 0.35, set())
+    wrong_doc = score_case(CASE, [_hit(uri="other.md")], AT, set())
     assert wrong_doc.evidence_hit is False and wrong_doc.first_relevant_rank is None
-    wrong_section = score_case(CASE, [_hit(section=("Travel", "3 Rates"))], 0.35, set())
+    wrong_section = score_case(CASE, [_hit(section=("Travel", "3 Rates"))], AT, set())
     assert wrong_section.source_hit and wrong_section.first_relevant_rank is None
 
 
 def test_acl_leaks_are_counted_from_the_returned_rows() -> None:
-    result = score_case(CASE, [_hit(groups=("hr",)), _hit(groups=("hr", "all-staff"), chunk_id=2)], 0.35, set())
+    result = score_case(CASE, [_hit(groups=("hr",)), _hit(groups=("hr", "all-staff"), chunk_id=2)], AT, set())
     assert result.acl_leaks == 1
 
 
 def test_superseded_hits_are_counted() -> None:
-    result = score_case(CASE, [_hit(chunk_id=7), _hit(chunk_id=8)], 0.35, {8})
+    result = score_case(CASE, [_hit(chunk_id=7), _hit(chunk_id=8)], AT, {8})
     assert result.superseded_hits == 1
 
 
-def test_refusal_is_judged_by_the_best_similarity() -> None:
+def test_refusal_is_judged_by_the_first_results_similarity_plus_term_coverage() -> None:
     refused_case = EvalCase(id="r", question="pets?", groups=("all-staff",), expect_refused=True)
-    assert score_case(refused_case, [_hit(similarity=0.2)], 0.35, set()).correct_refusal
-    assert not score_case(refused_case, [_hit(similarity=0.5)], 0.35, set()).correct_refusal
-    assert score_case(refused_case, [], 0.35, set()).correct_refusal
-    assert not score_case(CASE, [_hit(similarity=0.1)], 0.35, set()).correct_refusal
+    assert score_case(refused_case, [_hit(similarity=0.2)], AT, set()).correct_refusal
+    assert not score_case(refused_case, [_hit(similarity=0.5)], AT, set()).correct_refusal
+    assert score_case(refused_case, [], AT, set()).correct_refusal
+    assert not score_case(CASE, [_hit(similarity=0.1)], AT, set()).correct_refusal
+    # a passage holding the question's terms answers although its similarity alone is low ...
+    assert not score_case(CASE, [_hit(similarity=0.55, coverage=0.6)], WEIGHTED, set()).refused
+    # ... one without them is refused at the same similarity, and only the first result counts
+    assert score_case(refused_case, [_hit(similarity=0.55, coverage=0.1), _hit(similarity=0.3, coverage=0.9, chunk_id=2)],
+                      WEIGHTED, set()).refused
 
 
 def test_thresholds_bound_leaks_from_above_and_recall_from_below() -> None:
-    results = [score_case(CASE, [_hit(groups=("hr",))], 0.35, set()), score_case(CASE, [_hit()], 0.35, set())]
+    results = [score_case(CASE, [_hit(groups=("hr",))], AT, set()), score_case(CASE, [_hit()], AT, set())]
     metrics = _aggregate(results)
     assert metrics["acl_leaks"] == 1 and metrics["evidence_recall"] == 1.0 and metrics["mrr"] == 1.0
     failures = _check(metrics, {"acl_leaks": 0, "evidence_recall": 0.8, "ndcg": 1.0})
@@ -128,9 +138,9 @@ def test_a_split_key_puts_a_case_in_its_half_and_cases_without_one_are_split_by_
 def test_relevance_for_ndcg_is_the_chunk_holding_the_evidence_not_any_chunk_of_the_file() -> None:
     other_chunk = _hit(text="the travel policy applies to all staff", chunk_id=1)
     answer = _hit(text="trips are approved by the head of department", chunk_id=2)
-    result = score_case(CASE, [other_chunk, answer], 0.35, set())
+    result = score_case(CASE, [other_chunk, answer], AT, set())
     assert result.first_relevant_rank == 2 and result.evidence_hit
-    assert score_case(CASE, [other_chunk], 0.35, set()).first_relevant_rank is None
+    assert score_case(CASE, [other_chunk], AT, set()).first_relevant_rank is None
 
 
 def test_the_corpus_eval_set_is_valid_with_both_splits_and_enough_refusals() -> None:

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from rag_pipeline import refusal
+from rag_pipeline.retrieval import Hit
 from rag_pipeline_tests.conftest import write_config
 from rag_pipeline_tests.helpers import index_documents, query, run_cli
 
@@ -50,7 +51,7 @@ REFUSE = [
 
 
 def test_calibration_picks_the_threshold_that_separates_answerable_from_unanswerable() -> None:
-    threshold = refusal.calibrate([0.62, 0.55, 0.71, 0.48], [0.20, 0.31, 0.12])
+    threshold = refusal.threshold_between([0.62, 0.55, 0.71, 0.48], [0.20, 0.31, 0.12])
     assert 0.31 < threshold < 0.48  # both sides right: answered all, refused all
     assert threshold == pytest.approx((0.31 + 0.48) / 2)  # the widest margin's midpoint
     assert refusal.accuracies([0.62, 0.55, 0.71, 0.48], [0.20, 0.31, 0.12], threshold) == (1.0, 1.0)
@@ -59,21 +60,52 @@ def test_calibration_picks_the_threshold_that_separates_answerable_from_unanswer
 def test_calibration_cannot_win_by_never_refusing() -> None:
     # 9 answerable, 1 unanswerable, overlapping: plain accuracy would put the threshold under
     # everything (90%); balanced accuracy must still refuse the unanswerable one if it can
-    threshold = refusal.calibrate([0.5, 0.6, 0.7, 0.8, 0.55, 0.65, 0.75, 0.85, 0.9], [0.45])
+    threshold = refusal.threshold_between([0.5, 0.6, 0.7, 0.8, 0.55, 0.65, 0.75, 0.85, 0.9], [0.45])
     assert refusal.accuracies([0.5], [0.45], threshold) == (1.0, 1.0)
 
 
 def test_calibration_is_deterministic_and_needs_both_kinds() -> None:
-    scores = ([0.4, 0.5, 0.3], [0.35, 0.2])
-    assert len({refusal.calibrate(*scores) for _ in range(5)}) == 1
+    evidence = ([(0.4, 0.2), (0.5, 0.1), (0.3, 0.9)], [(0.35, 0.1), (0.2, 0.0)])
+    assert len({refusal.calibrate(*evidence) for _ in range(5)}) == 1
     with pytest.raises(ValueError, match="must-refuse"):
-        refusal.calibrate([0.5], [])
+        refusal.calibrate([(0.5, 0.5)], [])
 
 
-def test_decision_says_why_it_refused() -> None:
-    decision = refusal.decide([0.21, 0.3], refusal.Threshold(0.42, "calibrated"))
-    assert decision.refused and "0.300" in decision.reason and "0.420" in decision.reason
-    assert not refusal.decide([0.5], refusal.Threshold(0.42, "calibrated")).refused
+def test_coverage_counts_where_similarity_cannot_tell_near_misses_from_answers() -> None:
+    # on-topic near misses: as similar to the question as the answers, but missing its terms
+    answer = [(0.62, 0.8), (0.55, 0.7), (0.70, 0.6), (0.58, 0.9)]
+    refuse = [(0.66, 0.2), (0.60, 0.3), (0.57, 0.1)]
+    fitted = refusal.calibrate(answer, refuse)
+    assert fitted.coverage_weight > 0
+    assert refusal.held_out_accuracies(answer, refuse, fitted) == (1.0, 1.0)
+    similarity_only = refusal.calibrate(answer, refuse, weights=(0.0,))
+    assert sum(refusal.held_out_accuracies(answer, refuse, similarity_only)) < 2.0
+
+
+def test_similarity_alone_is_kept_when_it_separates_and_no_result_is_always_refused() -> None:
+    # paraphrased questions share few words with their answers; off-topic ones match stray words
+    answer = [(0.60, 0.1), (0.55, 0.2), (0.70, 0.0)]
+    refuse = [(0.20, 0.6), (0.10, 0.5), None]
+    fitted = refusal.calibrate(answer, refuse)
+    assert fitted.coverage_weight == 0.0 and 0.2 < fitted.threshold < 0.55
+    assert refusal.held_out_accuracies(answer, refuse, fitted) == (1.0, 1.0)
+
+
+def _hit(similarity: float, coverage: float) -> Hit:
+    return Hit(chunk_id=1, source="s", uri="a.md", version_no=1, version_id=1, section_path=[], page_start=None,
+               page_end=None, char_start=0, char_end=1, score=0.1, similarity=similarity, text="t", acl_groups=["g"],
+               status="live", features={"term_coverage": coverage})
+
+
+def test_decision_says_why_it_refused_with_both_parts_of_the_score() -> None:
+    threshold = refusal.Threshold(0.72, "calibrated", coverage_weight=1.0)
+    decision = refusal.decide([_hit(0.3, 0.25), _hit(0.9, 1.0)], threshold)
+    assert decision.refused and decision.score == pytest.approx(0.55)  # the first result decides, not the best
+    for part in ("0.550", "similarity 0.300", "1 x term coverage 0.250", "0.720", "calibrated"):
+        assert part in decision.reason
+    assert decision.record()["coverage_weight"] == 1.0 and decision.record()["term_coverage"] == 0.25
+    assert not refusal.decide([_hit(0.5, 0.3)], threshold).refused
+    assert refusal.decide([_hit(0.5, 0.3)], refusal.Threshold(0.72, "config")).refused  # similarity alone
     assert refusal.decide([], refusal.Threshold(0.42, "x")).refused
 
 
@@ -103,8 +135,9 @@ def test_calibrated_threshold_is_stored_with_the_index_and_used_by_search_and_ev
 
     code, calibrated = run_cli(capsys, "calibrate-refusal", str(eval_set), "--config", str(config))
     assert code == 0, calibrated
-    stored = query(db_url, "SELECT threshold, must_answer, must_refuse FROM refusal_calibrations")
+    stored = query(db_url, "SELECT threshold, coverage_weight FROM refusal_calibrations")
     assert len(stored) == 1 and stored[0][0] == pytest.approx(calibrated["threshold"], abs=1e-4)
+    assert stored[0][1] == calibrated["coverage_weight"]
     held = calibrated["held_out_refusal_accuracy"]
     assert held["must_refuse"] >= 0.6 and held["must_answer"] >= 0.6
 
@@ -115,6 +148,7 @@ def test_calibrated_threshold_is_stored_with_the_index_and_used_by_search_and_ev
     code, refused = run_cli(capsys, "search", "Who was the first emperor of Rome?", "--groups", GROUP, "--config", str(config))
     assert refused["refused"] is True
     assert refused["refusal"]["threshold"] == pytest.approx(calibrated["threshold"], abs=1e-4)
+    assert refused["refusal"]["coverage_weight"] == calibrated["coverage_weight"]
     assert "calibrated" in refused["refusal"]["threshold_source"] and "under" in refused["refusal"]["reason"]
     code, answered = run_cli(capsys, "search", "Who must approve a business trip abroad?", "--groups", GROUP, "--config", str(config))
     assert answered["refused"] is False and answered["results"][0]["uri"] == "travel.md"

@@ -30,7 +30,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     path = Path(args.eval_set)
     cases = load_eval_set(path)
     model = embedder(config)
-    best: dict[str, tuple[bool, float]] = {}  # case id -> (must refuse, best similarity)
+    found: dict[str, tuple[bool, refusal.Evidence | None]] = {}  # case id -> (must refuse, first result)
     with connection(config) as conn:
         model_id = store.search.index_model_id(conn)
         if model_id is None:
@@ -38,27 +38,27 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         for case in cases:
             hits = search(conn, model, case.question, list(case.groups), k=config.evaluation.k,
                           as_of=case.as_of, log=False)
-            best[case.id] = (case.expect_refused, max((h.similarity for h in hits), default=-1.0))
+            found[case.id] = (case.expect_refused, refusal.evidence(hits))
         calibration_ids = {c.id for c in cases if in_calibration_split(c)}
-        split = {name: [v for cid, v in best.items() if (cid in calibration_ids) == (name == "calibration")]
-                 for name in ("calibration", "held_out")}
-        calib = split["calibration"]
-        answer = [s for refuse, s in calib if not refuse]
-        refuse = [s for refuse, s in calib if refuse]
+        halves = {name: [v for cid, v in found.items() if (cid in calibration_ids) == (name == "calibration")]
+                  for name in ("calibration", "held_out")}
+        answer = [e for refuse, e in halves["calibration"] if not refuse]
+        refuse = [e for refuse, e in halves["calibration"] if refuse]
         if not answer or not refuse:
             raise UsageError(f"{path}: the calibration half has {len(answer)} must-answer and {len(refuse)} "
                              "must-refuse cases; it needs both (add cases with 'expect: refused')")
-        threshold = refusal.calibrate(answer, refuse)
-        held_answer = [s for r, s in split["held_out"] if not r]
-        held_refuse = [s for r, s in split["held_out"] if r]
-        answered, refused = refusal.accuracies(held_answer, held_refuse, threshold)
+        fitted = refusal.calibrate(answer, refuse)
+        held_answer = [e for r, e in halves["held_out"] if not r]
+        held_refuse = [e for r, e in halves["held_out"] if r]
+        answered, refused = refusal.held_out_accuracies(held_answer, held_refuse, fitted)
         store.refusal.save_calibration(conn, {
-            "model_id": model_id, "mode": DEFAULT_MODE, "threshold": threshold, "eval_set": str(path),
+            "model_id": model_id, "mode": DEFAULT_MODE, "threshold": fitted.threshold,
+            "coverage_weight": fitted.coverage_weight, "eval_set": str(path),
             "eval_set_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
             "must_answer": len(answer), "must_refuse": len(refuse),
             "answer_accuracy": answered, "refuse_accuracy": refused,
         })
-    result = {"threshold": round(threshold, 4), "mode": DEFAULT_MODE,
+    result = {"threshold": round(fitted.threshold, 4), "coverage_weight": fitted.coverage_weight, "mode": DEFAULT_MODE,
               "calibration_cases": {"must_answer": len(answer), "must_refuse": len(refuse)},
               "held_out_cases": {"must_answer": len(held_answer), "must_refuse": len(held_refuse)},
               "held_out_refusal_accuracy": {"must_answer": round(answered, 4), "must_refuse": round(refused, 4)}}
@@ -66,7 +66,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         emit_json(result)
         return EXIT_OK
     console().print(
-        f"refusal threshold {threshold:.3f} (best-hit similarity) calibrated on {len(answer)} must-answer and "
+        f"refusal threshold {fitted.threshold:.3f} on the first result's similarity + {fitted.coverage_weight:g} x its "
+        f"term coverage, calibrated on {len(answer)} must-answer and "
         f"{len(refuse)} must-refuse cases of {shown(str(path))}; on the {len(held_answer) + len(held_refuse)} held-out "
         f"cases it answers {answered:.0%} of must-answer and refuses {refused:.0%} of must-refuse questions")
     return EXIT_OK

@@ -27,7 +27,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     with connection(config) as conn:
         threshold = refusal_threshold(conn, config, at)
         report = evaluate(conn, model, cases, k=config.evaluation.k, thresholds=config.evaluation.thresholds,
-                          refusal_score=threshold.value, as_of=at)
+                          refusal_threshold=threshold, as_of=at)
     if args.json:
         emit_json(report.as_dict())
         return EXIT_OK if report.passed else EXIT_GATE

@@ -15,7 +15,9 @@ from rag_pipeline.errors import EXIT_FAILURE, EXIT_OK, PipelineError, UsageError
 if TYPE_CHECKING:
     import psycopg
 
+    from rag_pipeline.config import Config
     from rag_pipeline.embedding import Embedder
+    from rag_pipeline.refusal import Decision
     from rag_pipeline.retrieval import Hit
 
 
@@ -43,16 +45,11 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     with connection(config, role=READER) as conn:
         if args.queries:
-            return _search_batch(conn, model, Path(args.queries), caller_groups, when, args.k, args.user)
-        from rag_pipeline import store
-        from rag_pipeline.refusal import decide
+            return _search_batch(conn, config, model, Path(args.queries), caller_groups, when, args.k, args.user)
         from rag_pipeline.retrieval import search
 
         hits = search(conn, model, args.query, caller_groups, k=args.k, as_of=when, user=args.user)
-        with conn.transaction():  # the reader sees the index (and its model) through the caller's groups
-            store.search_log.set_session_groups(conn, caller_groups)
-            threshold = refusal_threshold(conn, config, when)
-        decision = decide([h.similarity for h in hits], threshold)
+        decision = _decision(conn, config, hits, caller_groups, when)
     if args.json:
         emit_json({"query": args.query, "groups": caller_groups, "as_of": when, "k": args.k,
                    "log_id": hits.log_id, "refused": decision.refused, "refusal": decision.record(),
@@ -63,6 +60,18 @@ def cmd_search(args: argparse.Namespace) -> int:
                         "The closest passages follow; they do not answer the question.[/yellow]")
     _print_hits(args.query, caller_groups, hits)
     return EXIT_OK
+
+
+def _decision(conn: psycopg.Connection, config: Config, hits: list[Hit], caller_groups: list[str],
+              when: datetime | None) -> Decision:
+    """Whether the index answers: the first result's answer score against the threshold in force."""
+    from rag_pipeline import store
+    from rag_pipeline.refusal import decide
+
+    with conn.transaction():  # the reader sees the index (and its model) through the caller's groups
+        store.search_log.set_session_groups(conn, caller_groups)
+        threshold = refusal_threshold(conn, config, when)
+    return decide(hits, threshold)
 
 
 def _print_hits(query: str, caller_groups: list[str], hits: list[Hit]) -> None:
@@ -108,7 +117,7 @@ def _request(request: Any, caller_groups: list[str]) -> tuple[str, list[str], st
     return request["query"], line_groups, line_as_of
 
 
-def _search_batch(conn: psycopg.Connection, model: Embedder, path: Path, caller_groups: list[str],
+def _search_batch(conn: psycopg.Connection, config: Config, model: Embedder, path: Path, caller_groups: list[str],
                   when: datetime | None, k: int, user: str | None) -> int:
     """One JSON line out per line in; a bad line gets its own error line and the batch goes on."""
     from rag_pipeline.retrieval import search
@@ -133,9 +142,11 @@ def _search_batch(conn: psycopg.Connection, model: Embedder, path: Path, caller_
                 line_user = request.get("user", user)
                 if line_user is not None and not isinstance(line_user, str):
                     raise ValueError("'user' must be a string")
-                hits = search(conn, model, query, line_groups, k=k,
-                              as_of=parse_time(line_as_of) if line_as_of else when, user=line_user)
+                line_when = parse_time(line_as_of) if line_as_of else when
+                hits = search(conn, model, query, line_groups, k=k, as_of=line_when, user=line_user)
+                decision = _decision(conn, config, hits, line_groups, line_when)
                 emit_json({"id": request.get("id"), "query": query, "log_id": hits.log_id,
+                           "refused": decision.refused, "refusal": decision.record(),
                            "results": [h.record() for h in hits]})
             except (ValueError, UnicodeDecodeError, PipelineError) as exc:  # JSONDecodeError is a ValueError
                 failed += 1

@@ -13,9 +13,9 @@ def save_calibration(conn: psycopg.Connection, fields: dict[str, Any]) -> None:
     """Record a calibration; the newest one per model and mode is in force. Commits."""
     with conn.transaction():
         conn.execute(
-            "INSERT INTO refusal_calibrations (model_id, mode, threshold, eval_set, eval_set_sha256,"
+            "INSERT INTO refusal_calibrations (model_id, mode, threshold, coverage_weight, eval_set, eval_set_sha256,"
             " must_answer, must_refuse, answer_accuracy, refuse_accuracy)"
-            " VALUES (%(model_id)s, %(mode)s, %(threshold)s, %(eval_set)s, %(eval_set_sha256)s,"
+            " VALUES (%(model_id)s, %(mode)s, %(threshold)s, %(coverage_weight)s, %(eval_set)s, %(eval_set_sha256)s,"
             " %(must_answer)s, %(must_refuse)s, %(answer_accuracy)s, %(refuse_accuracy)s)",
             fields,
         )

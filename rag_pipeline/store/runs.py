@@ -167,7 +167,7 @@ def update_run(conn: psycopg.Connection, run_id: str, **fields: Any) -> None:
                 "UPDATE runs SET counts = counts || %s::jsonb WHERE run_id = %s",
                 (json.dumps(counts), run_id),
             )
-        for column in ("status", "gate_passed", "gate_reason", "error", "refusal_threshold"):
+        for column in _RUN_UPDATES:
             if column in fields:
                 conn.execute(
                     _RUN_UPDATES[column], (fields[column], run_id)
@@ -187,6 +187,7 @@ _RUN_UPDATES = {
     "gate_reason": "UPDATE runs SET gate_reason = %s WHERE run_id = %s",
     "error": "UPDATE runs SET error = %s WHERE run_id = %s",
     "refusal_threshold": "UPDATE runs SET refusal_threshold = %s WHERE run_id = %s",
+    "refusal_coverage_weight": "UPDATE runs SET refusal_coverage_weight = %s WHERE run_id = %s",
 }
 
 

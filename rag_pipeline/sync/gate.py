@@ -31,10 +31,11 @@ def run_gate(ctx: SyncContext, embedder: Embedder) -> EvalReport:
             cases = load_eval_set(evaluation.eval_set)
             model_id = store.search.index_model_id(conn, store.search.View(preview_run=ctx.run_id))
             threshold = refusal.threshold_for(conn, model_id, DEFAULT_MODE, evaluation.refusal_score)
-            store.runs.update_run(conn, ctx.run_id, refusal_threshold=threshold.value)
+            store.runs.update_run(conn, ctx.run_id, refusal_threshold=threshold.value,
+                                 refusal_coverage_weight=threshold.coverage_weight)
             report = evaluate(
                 conn, embedder, cases, k=evaluation.k, thresholds=evaluation.thresholds,
-                refusal_score=threshold.value, preview_run=ctx.run_id,
+                refusal_threshold=threshold, preview_run=ctx.run_id,
                 progress=lambda done, total: ctx.progress("gate", done, total),
             )
             reason = "; ".join(report.failures) if report.failures else "all thresholds met"
