@@ -108,7 +108,7 @@ def _index(db_url: str) -> dict:
     index: dict = {}
     for source, uri, checksum, blob, groups, ord_, text, section, content_hash, embedding in rows:
         doc = index.setdefault((source, uri), {"checksum": checksum, "blob": blob, "acl": sorted(groups), "chunks": []})
-        doc["chunks"].append((ord_, text, list(section), content_hash, np.asarray(embedding, dtype=np.float32)))
+        doc["chunks"].append((ord_, text, list(section), content_hash, np.asarray(embedding.to_numpy(), dtype=np.float32)))
     return index
 
 
