@@ -4,6 +4,7 @@ on. The listing is pure, so it is checked against hostile inputs without a datab
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -59,3 +60,29 @@ def test_odd_source_and_file_names_give_valid_distinct_step_names_and_survive_th
     assert all(len(n) <= 60 for n in names)
     assert [Shard.from_dict(s.to_dict()) for s in shards] == shards  # as the shard travels between machines
     assert sorted(_covered(shards)) == sorted((s, u) for s in sources for u in uris)
+
+
+def test_a_shard_run_again_skips_what_it_already_did_and_leaves_other_shards_alone(
+        tmp_path: Path, db_url: str, demo_copy: Path, embedder) -> None:
+    """A shard step that Dagster retries (lost connection, worker gone) resumes: items it already
+    moved on are not parsed again, and no shard touches another shard's items."""
+    from conftest import write_config
+    from helpers import query
+
+    from rag_pipeline import store
+    from rag_pipeline.config import load_config
+    from rag_pipeline.sync import plan, process
+    from rag_pipeline.sync.context import SyncContext
+
+    config = load_config(write_config(tmp_path, db_url, docs=demo_copy, extra="shard_size: 3\n"))
+    ctx = SyncContext(config=config, db_url=db_url, run_id="shard-retry-1")
+    with ctx.connect() as conn:
+        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+    plan.plan_run(ctx, model_id)
+    shards = process.step_shards(ctx, "parse")
+    assert [len(s.uris) for s in shards] == [3, 3, 1]
+    first = process.parse_items(ctx, shards[0])
+    again = process.parse_items(ctx, shards[0])
+    assert first.counts["parsed"] == 3 and again.counts.get("parsed", 0) == 0
+    stages = dict(query(db_url, "SELECT uri, stage FROM run_items WHERE run_id = %s", ctx.run_id))
+    assert {u for u, s in stages.items() if s == "parsed"} == set(shards[0].uris)
