@@ -90,6 +90,9 @@ class Config:
     limits: ParseLimits = ParseLimits()
     max_failed_share: float = 0.5  # quarantining more than this share of a run's files fails it
     batch_size: int = 64  # documents per batch through parse/clean/chunk/embed
+    # documents per step of the sharded heavy steps (each shard is one Dagster step, which a
+    # Celery or Kubernetes executor may run on another machine); one shard never spans sources
+    shard_size: int = 512
     blob_store: BlobStoreConfig | None = None  # None: the local folder state_dir/blobs
     # a sync that finds a source held by another run waits this long for it (0: fail at once)
     source_wait_seconds: float = DEFAULT_SOURCE_WAIT_SECONDS
@@ -131,7 +134,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
 
 
 TOP_LEVEL_KEYS = ("database_url", "state_dir", "sources", "embedding", "evaluation", "limits", "max_failed_share",
-                  "batch_size", "blob_store", "source_wait_seconds")
+                  "batch_size", "shard_size", "blob_store", "source_wait_seconds")
 SOURCE_KEYS = {
     "filesystem": ("name", "kind", "path", "deny", "max_tombstone_share", "default_groups", "schedule", "watch"),
     "s3": ("name", "kind", "bucket", "prefix", "endpoint_url", "region", "deny", "max_tombstone_share",
@@ -167,6 +170,7 @@ def config_from_dict(raw: dict[str, Any], path: Path | None, root: Path | None =
         limits=_limits(_mapping(raw, "limits", where), where),
         max_failed_share=_share(raw.get("max_failed_share", 0.5), "max_failed_share", where),
         batch_size=_positive_int(raw.get("batch_size", 64), "batch_size", where),
+        shard_size=_positive_int(raw.get("shard_size", 512), "shard_size", where),
         blob_store=_blob_store(raw.get("blob_store"), where),
         source_wait_seconds=_number(raw.get("source_wait_seconds", DEFAULT_SOURCE_WAIT_SECONDS), "source_wait_seconds",
                                     where, low=0.0, high=MAX_SOURCE_WAIT_SECONDS),

@@ -1,12 +1,45 @@
-"""Entry point for workspace.yaml, `dg` and the CLI: everything under rag_pipeline/defs."""
+"""Entry point for workspace.yaml, `dg` and the CLI: everything under rag_pipeline/defs.
 
+RAG_PIPELINE_EXECUTOR picks where the steps of the `sync` job run: unset, each in a process of
+its own on this machine (Dagster's multiprocess executor); `celery`, on Celery workers
+(dagster-celery: `dagster-celery worker start` on any machine that reaches the broker, the
+index database and the blob store; the broker and backend URLs go in the run config under
+`execution: config:`); `k8s`, each step in a Kubernetes pod (dagster-k8s, installed apart).
+The launching process and every worker must agree on it. The per-source jobs always run in
+one process (see defs/jobs.py)."""
+
+import os
 from pathlib import Path
 
 import dagster as dg
 
+from rag_pipeline.errors import UsageError
+
+EXECUTOR_ENV = "RAG_PIPELINE_EXECUTOR"
+
+
+def _executor() -> dg.ExecutorDefinition | None:
+    """Imported only when asked for: dagster-celery alone takes seconds to import."""
+    name = os.environ.get(EXECUTOR_ENV, "").strip().lower()
+    if not name:
+        return None
+    if name == "celery":
+        from dagster_celery import celery_executor
+
+        return celery_executor
+    if name == "k8s":
+        try:
+            from dagster_k8s import k8s_job_executor
+        except ImportError as exc:
+            raise UsageError(f"{EXECUTOR_ENV}=k8s needs dagster-k8s: pip install dagster-k8s==0.29.27") from exc
+        return k8s_job_executor
+    raise UsageError(f"{EXECUTOR_ENV}={name!r} is not an executor; use celery or k8s, or unset it for the default")
+
 
 def load_definitions() -> dg.Definitions:
-    return dg.load_from_defs_folder(path_within_project=Path(__file__).parent)
+    definitions = dg.load_from_defs_folder(path_within_project=Path(__file__).parent)
+    executor = _executor()
+    return definitions if executor is None else dg.Definitions.merge(definitions, dg.Definitions(executor=executor))
 
 
 @dg.definitions

@@ -36,6 +36,8 @@ def _load(tmp_path: Path, text: str):
     (BASE + "evaluation: {refusal_score: 3}\n", "evaluation.refusal_score must be at most 1"),
     (BASE + "evaluation: {thresholds: {ndcg: high}}\n", "evaluation.thresholds.ndcg must be a number"),
     (BASE + "batch_size: 2.5\n", "batch_size must be a whole number"),
+    (BASE + "shard_size: 0\n", "shard_size must be positive"),
+    (BASE + "shard_size: many\n", "shard_size must be a whole number"),
     (BASE + "embedding: {batch_size: true}\n", "embedding.batch_size must be a whole number"),
     (BASE + "embedding: [model]\n", "'embedding' must be a mapping"),
     (BASE + "state_dir: [a, b]\n", "state_dir must be a string"),

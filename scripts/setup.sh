@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything a fresh machine needs besides Python 3.11: a project virtualenv with the locked
-# dependencies, the offline spaCy model unstructured wants, and Tesseract for OCR (Debian).
+# dependencies, the offline spaCy model unstructured wants, Tesseract for OCR and Redis (the
+# broker of the Celery-executor test and of a Celery deployment), both from Debian's packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -20,6 +21,16 @@ if ! command -v tesseract >/dev/null 2>&1; then
       || echo "warning: Tesseract not installed; pages without a text layer will be reported, not OCRed" >&2
   else
     echo "warning: Tesseract not found (apt-get install tesseract-ocr); scanned pages will be reported, not OCRed" >&2
+  fi
+fi
+if ! command -v redis-server >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing redis-server from Debian's packages (the Celery executor's broker in tests)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server >/dev/null; } \
+      || echo "warning: redis-server not installed; the Celery-executor test will fail (apt-get install redis-server)" >&2
+  else
+    echo "warning: redis-server not found (apt-get install redis-server); the Celery-executor test needs it" >&2
   fi
 fi
 echo "setup done: .venv ready"

@@ -1,22 +1,24 @@
 """The sync graph: plan -> parsed -> cleaned -> chunked -> embedded -> staged -> published,
 with the blocking evaluation gate on `staged`. Each asset calls one core step and reports
-counts as metadata (numbers are plotted over time in the UI). Data moves through PostgreSQL
-and the blob store, never through an IO manager."""
+counts as metadata (numbers are plotted over time in the UI). Documents move through
+PostgreSQL and the blob store; the heavy steps (parsed .. embedded) run as one step per shard
+and pass only small JSON between their ops (see below)."""
 
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
 import dagster as dg
 
 from rag_pipeline import store
-from rag_pipeline.defs.resources import DocumentSources, EmbeddingModel, IndexDatabase, ProgressReporter
+from rag_pipeline.defs.resources import STEP_OUTPUTS, DocumentSources, EmbeddingModel, IndexDatabase, ProgressReporter
 from rag_pipeline.defs.retries import retry_transient
 from rag_pipeline.defs.source_assets import source_observation
 from rag_pipeline.defs.tags import TAG_OUTCOME
 from rag_pipeline.sync import gate, process, stage
 from rag_pipeline.sync import plan as planning
+from rag_pipeline.sync.batches import Shard
 from rag_pipeline.sync.context import SyncContext
 
 GROUP = "sync"
@@ -30,7 +32,7 @@ class PlanConfig(dg.Config):
     allow_mass_tombstone: bool = False
 
 
-def _ctx(context: dg.AssetExecutionContext, database: IndexDatabase, progress: ProgressReporter) -> SyncContext:
+def _ctx(context: dg.OpExecutionContext, database: IndexDatabase, progress: ProgressReporter) -> SyncContext:
     def report(step: str, done: int, total: int) -> None:
         progress(step, done, total)
         if total and (done == total or done % 200 == 0):
@@ -93,12 +95,56 @@ def plan(
     })
 
 
-@dg.asset(group_name=GROUP, kinds=PY_PG, owners=OWNERS, deps=[plan], description="Parse new and changed documents layout-aware; quarantine failures.")
-@retry_transient
-def parsed(context: dg.AssetExecutionContext, database: IndexDatabase,
-           progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
-    ctx = _ctx(context, database, progress)
-    result = process.parse_items(ctx)
+# ---------------------------------------------------------------- the sharded heavy steps
+# parsed, cleaned, chunked and embedded are graph-backed assets: an op lists the step's shards
+# (one source, `shard_size` documents each), one op per shard does the work (a step of its own:
+# `parsed.parse_shard[larkspur_0]`, which the Celery or Kubernetes executor may run on another
+# machine), and an op combines their counts into the asset's metadata. The assets depend on
+# each other as before, so every parse shard ends before the first clean shard starts (clean
+# judges notices against every parsed document of the source). Between these ops only small
+# JSON passes, through the index database (resources.IndexStepOutputs).
+
+ShardStep = Callable[[dg.OpExecutionContext, SyncContext, Shard], process.StepResult]
+Report = Callable[[dg.OpExecutionContext, SyncContext, Any], dict[str, Any]]
+
+
+def _sharded_ops(step: str, resource_keys: set[str], run_shard: ShardStep, report: Report) -> tuple[Any, Any, Any]:
+    """The three ops of one sharded step: list shards, work one shard, combine and report."""
+    keys = {"database", "progress", *resource_keys}
+
+    @dg.op(name=f"{step}_shards", ins={"start": dg.In(dg.Nothing)}, out=dg.DynamicOut(io_manager_key=STEP_OUTPUTS),
+           required_resource_keys=keys, description=f"List the run's shards for {step}.")
+    @retry_transient
+    def list_shards(context: dg.OpExecutionContext):  # noqa: ANN202 -- a generator of dynamic outputs
+        ctx = _ctx(context, context.resources.database, context.resources.progress)
+        shards = process.step_shards(ctx, step)
+        context.log.info(f"{step}: {sum(len(s.uris) for s in shards)} documents in {len(shards)} shards")
+        for shard in shards:
+            yield dg.DynamicOutput(shard.to_dict(), mapping_key=shard.key)
+
+    @dg.op(name=f"{step}_shard", out=dg.Out(io_manager_key=STEP_OUTPUTS), required_resource_keys=keys,
+           description=f"{step.capitalize()} the documents of one shard.")
+    @retry_transient
+    def one_shard(context: dg.OpExecutionContext, shard: dict) -> dict:
+        ctx = _ctx(context, context.resources.database, context.resources.progress)
+        return process.result_to_dict(run_shard(context, ctx, Shard.from_dict(shard)))
+
+    @dg.op(name=f"{step}_combine", out=dg.Out(dg.Nothing), required_resource_keys=keys,
+           description=f"Combine the shards' results of {step} into the asset's metadata.")
+    @retry_transient
+    def combine(context: dg.OpExecutionContext, results: list[dict]) -> None:
+        ctx = _ctx(context, context.resources.database, context.resources.progress)
+        result = process.combine(ctx, step, [process.result_from_dict(step, r) for r in results])
+        context.add_output_metadata(report(context, ctx, result))
+
+    return list_shards, one_shard, combine
+
+
+def _parse_shard(context: dg.OpExecutionContext, ctx: SyncContext, shard: Shard) -> process.StepResult:
+    return process.parse_items(ctx, shard)
+
+
+def _parse_report(context: dg.OpExecutionContext, ctx: SyncContext, result: process.ParseResult) -> dict[str, Any]:
     with ctx.connect() as conn:
         quarantined = store.quarantine.run_quarantine(conn, ctx.run_id)
     metadata: dict[str, Any] = {**_numbers("", result.counts), "quarantined": len(quarantined)}
@@ -107,43 +153,73 @@ def parsed(context: dg.AssetExecutionContext, database: IndexDatabase,
                                            [(q["source"], q["uri"], q["stage"], q["error"]) for q in quarantined])
     if result.warnings:
         metadata["warnings"] = dg.MetadataValue.md("\n".join(f"- {w}" for w in result.warnings[:200]))
-    return dg.MaterializeResult(metadata=metadata)
+    return metadata
 
 
-@dg.asset(group_name=GROUP, kinds=PY_PG, owners=OWNERS, deps=[parsed], description="Strip boilerplate, neutralise control characters, redact secrets.")
-@retry_transient
-def cleaned(context: dg.AssetExecutionContext, database: IndexDatabase,
-            progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
-    result = process.clean_items(_ctx(context, database, progress))
+def _clean_shard(context: dg.OpExecutionContext, ctx: SyncContext, shard: Shard) -> process.StepResult:
+    return process.clean_items(ctx, shard)
+
+
+def _clean_report(context: dg.OpExecutionContext, ctx: SyncContext, result: process.CleanResult) -> dict[str, Any]:
     rows = [(uri, ", ".join(f"{k}={v}" for k, v in sorted(c.items())) or "-") for uri, c in sorted(result.per_document.items())]
-    return dg.MaterializeResult(metadata={
+    return {
         **_numbers("removed_", result.removed),
         "documents": len(result.per_document),
         "removed_per_document": _md_table(("document", "removed"), rows[:500]),
-    })
+    }
 
 
-@dg.asset(group_name=GROUP, kinds=PY_PG, owners=OWNERS, deps=[cleaned], description="Chunk by section within the model's token limit.")
-@retry_transient
-def chunked(context: dg.AssetExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel,
-            progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
-    result = process.chunk_items(_ctx(context, database, progress), embedding_model.get())
-    return dg.MaterializeResult(metadata=_numbers("", result.counts))
+def _chunk_shard(context: dg.OpExecutionContext, ctx: SyncContext, shard: Shard) -> process.StepResult:
+    return process.chunk_items(ctx, context.resources.embedding_model.get(), shard)
 
 
-@dg.asset(group_name=GROUP, kinds=PY_PG_VECTOR, owners=OWNERS, deps=[chunked], description="Embed chunks with the pinned model, reusing unchanged embeddings.")
-@retry_transient
-def embedded(context: dg.AssetExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel,
-             progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
-    ctx = _ctx(context, database, progress)
-    embedder = embedding_model.get()
+def _embed_shard(context: dg.OpExecutionContext, ctx: SyncContext, shard: Shard) -> process.StepResult:
+    embedder = context.resources.embedding_model.get()
     with ctx.connect() as conn:
-        model_id = store.models.register_model(conn, embedder.identity.as_dict())
-    result = process.embed_items(ctx, embedder, model_id)
+        model_id = store.runs.get_run(conn, ctx.run_id)["model_id"]  # pinned at plan
+    return process.embed_items(ctx, embedder, model_id, shard)
+
+
+def _embed_report(context: dg.OpExecutionContext, ctx: SyncContext, result: process.EmbedResult) -> dict[str, Any]:
     metadata = _numbers("chunks_", result.counts)
-    if embedder.encoded_with is not None:  # something was encoded: which backend did it and why
-        metadata["encoding_backend"] = dg.MetadataValue.json(embedder.encoded_with.as_dict())
-    return dg.MaterializeResult(metadata=metadata)
+    if result.backend is not None:  # something was encoded: which backend did it and why
+        metadata["encoding_backend"] = dg.MetadataValue.json(result.backend)
+    return metadata
+
+
+parse_shards, parse_shard, parse_combine = _sharded_ops("parse", set(), _parse_shard, _parse_report)
+clean_shards, clean_shard, clean_combine = _sharded_ops("clean", set(), _clean_shard, _clean_report)
+chunk_shards, chunk_shard, chunk_combine = _sharded_ops(
+    "chunk", {"embedding_model"}, _chunk_shard, lambda context, ctx, result: _numbers("", result.counts))
+embed_shards, embed_shard, embed_combine = _sharded_ops("embed", {"embedding_model"}, _embed_shard, _embed_report)
+
+
+def _after(asset: str) -> dict[str, dg.AssetIn]:
+    return {asset: dg.AssetIn(dagster_type=dg.Nothing)}
+
+
+@dg.graph_asset(group_name=GROUP, kinds=PY_PG, owners=OWNERS, ins=_after("plan"),
+                description="Parse new and changed documents layout-aware; quarantine failures. One step per shard.")
+def parsed(plan: Any) -> Any:
+    return parse_combine(parse_shards(start=plan).map(parse_shard).collect())
+
+
+@dg.graph_asset(group_name=GROUP, kinds=PY_PG, owners=OWNERS, ins=_after("parsed"),
+                description="Strip boilerplate, neutralise control characters, redact secrets. One step per shard.")
+def cleaned(parsed: Any) -> Any:
+    return clean_combine(clean_shards(start=parsed).map(clean_shard).collect())
+
+
+@dg.graph_asset(group_name=GROUP, kinds=PY_PG, owners=OWNERS, ins=_after("cleaned"),
+                description="Chunk by section within the model's token limit. One step per shard.")
+def chunked(cleaned: Any) -> Any:
+    return chunk_combine(chunk_shards(start=cleaned).map(chunk_shard).collect())
+
+
+@dg.graph_asset(group_name=GROUP, kinds=PY_PG_VECTOR, owners=OWNERS, ins=_after("chunked"),
+                description="Embed chunks with the pinned model, reusing unchanged embeddings. One step per shard.")
+def embedded(chunked: Any) -> Any:
+    return embed_combine(embed_shards(start=chunked).map(embed_shard).collect())
 
 
 @dg.asset(group_name=GROUP, kinds=PY_PG_VECTOR, owners=OWNERS, deps=[embedded], description="Write new versions, ACL-only versions and tombstones, invisible until published.")

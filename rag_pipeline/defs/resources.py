@@ -13,6 +13,8 @@ from typing import Any
 import dagster as dg
 from pydantic import PrivateAttr
 
+from rag_pipeline import database as pg
+from rag_pipeline import store
 from rag_pipeline.config import Config, SourceConfig, default_config_path, load_config
 from rag_pipeline.embedding import Embedder, load_embedder
 from rag_pipeline.sync.context import Notice, Progress, SyncContext, no_notice, no_progress, prepare_database
@@ -59,6 +61,36 @@ class IndexDatabase(dg.ConfigurableResource):
                            notice=notice)
 
 
+STEP_OUTPUTS = "step_outputs"  # the IO manager of the sharded steps (their io_manager_key)
+
+
+class IndexStepOutputs(dg.ConfigurableIOManager):
+    """The values Dagster passes between the sharded steps (a step's list of shards, each
+    shard's counts): small JSON kept in the index database (store.step_outputs) by run and by
+    Dagster's identifier of the output (step key, output name, mapping key), so steps on other
+    machines (Celery workers, Kubernetes pods) read them with no shared disk. Documents never
+    go through it: they travel in the run's work items and the blob store."""
+
+    database: IndexDatabase
+
+    def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
+        run_id, *rest = context.get_identifier()
+        with self._connect() as conn:
+            store.step_outputs.put_step_output(conn, run_id, "/".join(rest), obj)
+
+    def load_input(self, context: dg.InputContext) -> Any:
+        if context.upstream_output is None:
+            raise dg.DagsterInvariantViolationError(f"input {context.name!r} has no upstream output to load")
+        run_id, *rest = context.upstream_output.get_identifier()
+        with self._connect() as conn:
+            return store.step_outputs.get_step_output(conn, run_id, "/".join(rest))
+
+    def _connect(self):  # noqa: ANN202
+        conn = pg.connect(self.database.url())
+        store.roles.assume(conn, store.roles.WRITER)
+        return conn
+
+
 class DocumentSources(dg.ConfigurableResource):
     """The configured sources; a run may name a subset."""
 
@@ -86,9 +118,11 @@ def build_resources(config_path: str | None = None, progress: Progress = no_prog
                     notice: Notice = no_notice) -> dict[str, Any]:
     """The resources of one configuration; `config_path` defaults to RAG_PIPELINE_CONFIG."""
     settings = PipelineSettings(config_path=str(config_path or default_config_path()))
+    database = IndexDatabase(settings=settings)
     return {
         "settings": settings,
-        "database": IndexDatabase(settings=settings),
+        "database": database,
+        STEP_OUTPUTS: IndexStepOutputs(database=database),
         "sources": DocumentSources(settings=settings),
         "embedding_model": EmbeddingModel(settings=settings),
         "progress": dg.ResourceDefinition.hardcoded_resource(ProgressReporter(progress, notice)),

@@ -18,6 +18,7 @@ from rag_pipeline.store import (
     search_log,
     source_fingerprints,
     status,
+    step_outputs,
     versions,
     work_items,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "search_log",
     "source_fingerprints",
     "status",
+    "step_outputs",
     "versions",
     "work_items",
 ]

@@ -10,6 +10,8 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from rag_pipeline.store.step_outputs import drop_step_outputs
+
 
 def insert_items(conn: psycopg.Connection, run_id: str, items: Iterable[dict[str, Any]]) -> None:
     """Record planned work (idempotent per run and document). Does not commit."""
@@ -23,12 +25,21 @@ def insert_items(conn: psycopg.Connection, run_id: str, items: Iterable[dict[str
         )
 
 
-def item_keys(conn: psycopg.Connection, run_id: str, stage: str, actions: Sequence[str]) -> list[tuple[str, str]]:
-    rows = conn.execute(
-        "SELECT source, uri FROM run_items WHERE run_id = %s AND stage = %s AND action = ANY(%s)"
-        " ORDER BY source, uri",
-        (run_id, stage, list(actions)),
-    ).fetchall()
+def item_keys(conn: psycopg.Connection, run_id: str, stage: str, actions: Sequence[str],
+              among: Sequence[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+    """(source, uri) of the run's items at `stage` with `actions`; only those in `among` if given."""
+    if among is None:
+        rows = conn.execute(
+            "SELECT source, uri FROM run_items WHERE run_id = %s AND stage = %s AND action = ANY(%s)"
+            " ORDER BY source, uri",
+            (run_id, stage, list(actions)),
+        ).fetchall()
+    else:
+        rows = conn.execute(
+            "SELECT source, uri FROM run_items WHERE run_id = %s AND stage = %s AND action = ANY(%s)"
+            " AND (source, uri) IN (SELECT * FROM unnest(%s::text[], %s::text[])) ORDER BY source, uri",
+            (run_id, stage, list(actions), [k[0] for k in among], [k[1] for k in among]),
+        ).fetchall()
     return [(r[0], r[1]) for r in rows]
 
 
@@ -115,6 +126,7 @@ def known_failures(conn: psycopg.Connection, run_id: str) -> int:
 
 
 def cleanup_run_items(conn: psycopg.Connection, run_id: str) -> None:
-    """Drop a finished run's work items (their payloads are large; quarantine keeps the errors). Commits."""
+    """Drop a finished run's work items and step outputs (payloads are large; quarantine keeps the errors). Commits."""
     with conn.transaction():
         conn.execute("DELETE FROM run_items WHERE run_id = %s", (run_id,))
+        drop_step_outputs(conn, run_id)

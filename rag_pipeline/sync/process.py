@@ -2,12 +2,20 @@
 
 Each step reads its input from the run's work items and writes its output back, so a step can
 be retried or run on another machine; a file that fails is quarantined and the run goes on.
+
+Each step splits into shards (sync.batches.Shard: one source, `shard_size` documents): the
+`*_items` functions take one shard, or none for the whole run (every shard in turn, in this
+process). A sharded run lists a step's shards with `step_shards`, runs each shard as a step of
+its own, anywhere, and folds their results with `combine`. Every shard of parse must finish
+before clean starts: notices are judged against every parsed document of the source.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +27,7 @@ from rag_pipeline.document_identity import document_identity
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.parse_worker import ParseWorker, from_wire
 from rag_pipeline.parsing.types import Element, ParseError
-from rag_pipeline.sync.batches import work_batches
+from rag_pipeline.sync.batches import Shard, work_batches, work_shards
 from rag_pipeline.sync.context import SyncContext
 
 
@@ -43,20 +51,83 @@ class ChunkResult:
 @dataclass
 class EmbedResult:
     counts: dict[str, int]  # embedded (encoded now), reused (stored vectors of identical input)
+    backend: dict[str, Any] | None = None  # which encoding backend encoded them and why (None: nothing encoded)
 
 
-def parse_items(ctx: SyncContext) -> ParseResult:
+StepResult = ParseResult | CleanResult | ChunkResult | EmbedResult
+# step -> the stage its items wait at, and its result type (results cross processes as dicts)
+STEPS: dict[str, tuple[str, type]] = {
+    "parse": ("planned", ParseResult), "clean": ("parsed", CleanResult),
+    "chunk": ("cleaned", ChunkResult), "embed": ("chunked", EmbedResult),
+}
+MAX_WARNINGS = 200  # per shard and per run: warnings are for reading, not a log
+
+
+def step_shards(ctx: SyncContext, step: str) -> list[Shard]:
+    """The shards of one step of the run. Before parse, fingerprints of documents that are gone
+    are dropped (once per run, before any shard parses: clean counts what is left)."""
+    stage, _ = STEPS[step]
+    with ctx.connect() as conn:
+        if step == "parse":
+            _drop_fingerprints_of_gone(ctx, conn)
+        return work_shards(ctx, conn, stage)
+
+
+def result_to_dict(result: StepResult) -> dict[str, Any]:
+    return asdict(result)
+
+
+def result_from_dict(step: str, data: dict[str, Any]) -> StepResult:
+    return STEPS[step][1](**data)
+
+
+def combine(ctx: SyncContext, step: str, results: list[StepResult]) -> StepResult:
+    """The step's result over the run from its shards' results; parse and embed record their
+    counts on the run (what the CLI and the runs list report)."""
+    if step == "clean":
+        removed: Counter = Counter()
+        per_document: dict[str, dict[str, int]] = {}
+        for r in results:
+            removed.update(r.removed)
+            per_document.update(r.per_document)
+        return CleanResult(removed=dict(removed), per_document=per_document)
+    counts: Counter = Counter()
+    for r in results:
+        counts.update(r.counts)
+    if step == "parse":
+        combined: StepResult = ParseResult(counts=dict(counts),
+                                           warnings=[w for r in results for w in r.warnings][:MAX_WARNINGS])
+    elif step == "embed":
+        combined = EmbedResult(counts=dict(counts), backend=next((r.backend for r in results if r.backend), None))
+    else:
+        combined = STEPS[step][1](counts=dict(counts))
+    if step in ("parse", "embed"):
+        with ctx.connect() as conn:
+            store.runs.update_run(conn, ctx.run_id, counts={step: dict(counts)})
+    return combined
+
+
+def _whole_run(ctx: SyncContext, step: str, shard_step: Callable[[Shard], StepResult]) -> Any:
+    return combine(ctx, step, [shard_step(shard) for shard in step_shards(ctx, step)])
+
+
+def parse_items(ctx: SyncContext, shard: Shard | None = None, worker: ParseWorker | None = None) -> ParseResult:
     """Parse planned items and record each document's paragraph fingerprints with it, so the
     clean step judges notices across the whole source; returns counts, pages and warnings.
 
     Secrets are redacted (and control characters neutralised) here, before anything of the
     document is stored: the work item and the fingerprints never hold text from before
     redaction, so neither a crashed run's leftovers nor a hash can give a secret away."""
+    if shard is None:  # one parse worker for the whole run: its start-up is paid once
+        with ParseWorker(ctx.config.limits) as own:
+            return _whole_run(ctx, "parse", lambda s: parse_items(ctx, s, own))
+    if worker is None:
+        with ParseWorker(ctx.config.limits) as own:
+            return parse_items(ctx, shard, own)
     counts: Counter = Counter()
     warnings: list[str] = []
-    with ctx.connect() as conn, ParseWorker(ctx.config.limits) as worker:
-        _drop_fingerprints_of_gone(ctx, conn)
-        for batch in work_batches(ctx, conn, "planned", (), "parse"):
+    with ctx.connect() as conn:
+        for batch in work_batches(ctx, conn, "planned", (), "parse", shard):
             for item in batch:
                 try:
                     wire = worker.parse(ctx.blobs.get(item["blob_sha256"]), item["uri"])
@@ -75,8 +146,7 @@ def parse_items(ctx: SyncContext) -> ParseResult:
                 counts["pages"] += wire.get("page_count") or 0
                 counts["ocr_pages"] += len(wire.get("ocr_pages") or [])
                 warnings.extend(f"{item['uri']}: {w}" for w in wire.get("warnings") or [])
-        store.runs.update_run(conn, ctx.run_id, counts={"parse": dict(counts)})
-    return ParseResult(counts=dict(counts), warnings=warnings)
+    return ParseResult(counts=dict(counts), warnings=warnings[:MAX_WARNINGS])
 
 
 def _redacted(wire: dict) -> dict:
@@ -98,13 +168,15 @@ def _drop_fingerprints_of_gone(ctx: SyncContext, conn) -> None:  # noqa: ANN001
             store.fingerprints.drop_fingerprints(conn, source, [u for s, u in gone if s == source])
 
 
-def clean_items(ctx: SyncContext) -> CleanResult:
+def clean_items(ctx: SyncContext, shard: Shard | None = None) -> CleanResult:
     """Clean each parsed document; notices are judged against the fingerprints every parsed
-    document of the source recorded in the parse step."""
+    document of the source recorded in the parse step (so parse must be done for every shard)."""
+    if shard is None:
+        return _whole_run(ctx, "clean", lambda s: clean_items(ctx, s))
     removed: Counter = Counter()
     per_document: dict[str, dict[str, int]] = {}
     with ctx.connect() as conn:
-        for batch in work_batches(ctx, conn, "parsed", ("parsed",), "clean"):
+        for batch in work_batches(ctx, conn, "parsed", ("parsed",), "clean", shard):
             for item in batch:
                 parsed = from_wire(item["parsed"])
                 elements, counts = clean_elements(parsed.elements, _notices(conn, item["source"], parsed.elements),
@@ -134,10 +206,12 @@ def _notices(conn, source: str, elements: list[Element]) -> set[str]:  # noqa: A
     return {fp for fp, n in counts.items() if is_notice(n, total)}
 
 
-def chunk_items(ctx: SyncContext, embedder: Embedder) -> ChunkResult:
+def chunk_items(ctx: SyncContext, embedder: Embedder, shard: Shard | None = None) -> ChunkResult:
+    if shard is None:
+        return _whole_run(ctx, "chunk", lambda s: chunk_items(ctx, embedder, s))
     counts: Counter = Counter()
     with ctx.connect() as conn:
-        for batch in work_batches(ctx, conn, "cleaned", ("cleaned",), "chunk"):
+        for batch in work_batches(ctx, conn, "cleaned", ("cleaned",), "chunk", shard):
             for item in batch:
                 cleaned = item["cleaned"]
                 elements = [Element.from_dict(e) for e in cleaned["elements"]]
@@ -153,11 +227,13 @@ def chunk_items(ctx: SyncContext, embedder: Embedder) -> ChunkResult:
     return ChunkResult(counts=dict(counts))
 
 
-def embed_items(ctx: SyncContext, embedder: Embedder, model_id: int) -> EmbedResult:
+def embed_items(ctx: SyncContext, embedder: Embedder, model_id: int, shard: Shard | None = None) -> EmbedResult:
     """Embed chunks, reusing stored vectors of identical model input under the same model."""
+    if shard is None:
+        return _whole_run(ctx, "embed", lambda s: embed_items(ctx, embedder, model_id, s))
     counts: Counter = Counter()
     with ctx.connect() as conn:
-        for batch in work_batches(ctx, conn, "chunked", ("chunks",), "embed"):
+        for batch in work_batches(ctx, conn, "chunked", ("chunks",), "embed", shard):
             chunk_lists = [item["chunks"]["chunks"] for item in batch]
             hashes = [c["content_hash"] for chunks in chunk_lists for c in chunks]
             known = store.embeddings.find_embeddings(conn, hashes, model_id)
@@ -176,5 +252,5 @@ def embed_items(ctx: SyncContext, embedder: Embedder, model_id: int) -> EmbedRes
                         conn, ctx.run_id, item["source"], item["uri"], "embedded", "embeddings",
                         matrix.astype(np.float32).tobytes(),
                     )
-        store.runs.update_run(conn, ctx.run_id, counts={"embed": dict(counts)})
-    return EmbedResult(counts=dict(counts))
+    backend = embedder.encoded_with.as_dict() if counts["embedded"] and embedder.encoded_with is not None else None
+    return EmbedResult(counts=dict(counts), backend=backend)
