@@ -12,9 +12,9 @@ on how questions are worded (paraphrased questions share few words with their an
 weight is calibrated with the threshold rather than fixed.
 
 Calibration is not guessed: over the must-answer and must-refuse questions of an evaluation
-set, every weight in COVERAGE_WEIGHTS with the threshold that separates them best (balanced
-accuracy, so a set with few must-refuse questions cannot buy accuracy by never refusing); the
-best pair wins, ties going to the smaller weight. The pair is stored with the index per model
+set, the weight in COVERAGE_WEIGHTS that ranks them apart best (`calibrate`), then the threshold
+that separates them best at that weight (balanced accuracy, so a set with few must-refuse
+questions cannot buy accuracy by never refusing). The pair is stored with the index per model
 and search mode (table refusal_calibrations) and recorded on every gated run; until something is
 calibrated, the configured `evaluation.refusal_score` applies to the similarity alone.
 
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from rag_pipeline.retrieval import Hit
 
 COVERAGE_WEIGHTS = tuple(i / 10 for i in range(21))  # 0 (similarity alone) .. 2
+AUC_TOLERANCE = 0.01  # weights ranking within this of the best count as equally good
 Evidence = tuple[float, float]  # the first result's (similarity, term coverage)
 
 
@@ -112,21 +113,28 @@ def in_calibration_split(case_id: str) -> bool:
 
 def calibrate(answer: Sequence[Evidence | None], refuse: Sequence[Evidence | None],
               weights: Sequence[float] = COVERAGE_WEIGHTS) -> Calibration:
-    """The coverage weight (of `weights`) and threshold with the best balanced accuracy over the
-    cases' first results (None: nothing came back, refused at any threshold); ties go to the
-    smaller weight, the one closer to similarity alone. Deterministic for the same evidence."""
+    """The coverage weight (of `weights`) that ranks must-answer cases above must-refuse ones
+    best, then the threshold with the best balanced accuracy at that weight, over the cases'
+    first results (None: nothing came back, refused at any threshold).
+
+    The weight is chosen by the area under the ROC curve (every answer/refuse pair counts)
+    rather than by one threshold's accuracy, which a handful of must-refuse cases make jumpy: on
+    evalsets/corpus the accuracy-best weight answered 61% of held-out answerable questions, the
+    AUC-chosen one 79%, at the same refusals. Among weights within AUC_TOLERANCE of the best,
+    the smallest wins (closest to similarity alone). Deterministic for the same evidence."""
     if not answer or not refuse:
         raise ValueError("calibration needs at least one must-answer and one must-refuse question")
-    best: tuple[float, Calibration] | None = None
-    for weight in sorted(weights):
-        answer_scores = _scores(answer, weight)
-        refuse_scores = _scores(refuse, weight)
-        value = threshold_between(answer_scores, refuse_scores)
-        balanced = sum(accuracies(answer_scores, refuse_scores, value)) / 2
-        if best is None or balanced > best[0] + 1e-12:
-            best = (balanced, Calibration(threshold=value, coverage_weight=weight))
-    assert best is not None
-    return best[1]
+    ranked = [(_auc(_scores(answer, w), _scores(refuse, w)), w) for w in sorted(weights)]
+    best = max(auc for auc, _ in ranked)
+    weight = min(w for auc, w in ranked if auc >= best - AUC_TOLERANCE)
+    return Calibration(threshold=threshold_between(_scores(answer, weight), _scores(refuse, weight)),
+                       coverage_weight=weight)
+
+
+def _auc(answer_scores: Sequence[float], refuse_scores: Sequence[float]) -> float:
+    """The share of (answer, refuse) pairs the score orders right; ties count half."""
+    right = sum((a > r) + 0.5 * (a == r) for a in answer_scores for r in refuse_scores)
+    return right / (len(answer_scores) * len(refuse_scores))
 
 
 def _scores(found: Sequence[Evidence | None], weight: float) -> list[float]:
