@@ -106,7 +106,9 @@ def parsed(context: dg.AssetExecutionContext, database: IndexDatabase,
         metadata["quarantine"] = _md_table(("source", "uri", "stage", "error"),
                                            [(q["source"], q["uri"], q["stage"], q["error"]) for q in quarantined])
     if result.warnings:
-        metadata["warnings"] = dg.MetadataValue.md("\n".join(f"- {w}" for w in result.warnings[:200]))
+        more = result.counts.get("warning_count", 0) - len(result.warnings)
+        metadata["warnings"] = dg.MetadataValue.md("\n".join([f"- {w}" for w in result.warnings]
+                                                             + ([f"- ... and {more} more"] if more > 0 else [])))
     return dg.MaterializeResult(metadata=metadata)
 
 
@@ -116,10 +118,12 @@ def cleaned(context: dg.AssetExecutionContext, database: IndexDatabase,
             progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
     result = process.clean_items(_ctx(context, database, progress))
     rows = [(uri, ", ".join(f"{k}={v}" for k, v in sorted(c.items())) or "-") for uri, c in sorted(result.per_document.items())]
+    if result.documents > len(rows):
+        rows.append((f"... and {result.documents - len(rows)} more", ""))
     return dg.MaterializeResult(metadata={
         **_numbers("removed_", result.removed),
-        "documents": len(result.per_document),
-        "removed_per_document": _md_table(("document", "removed"), rows[:500]),
+        "documents": result.documents,
+        "removed_per_document": _md_table(("document", "removed"), rows),
     })
 
 

@@ -22,17 +22,23 @@ from rag_pipeline.parsing.types import Element, ParseError
 from rag_pipeline.sync.batches import work_batches
 from rag_pipeline.sync.context import SyncContext
 
+# Per-document detail a step returns for operators is capped: a run's result must not grow with
+# the corpus (memory stays flat at 10,000 documents). Counters cover every document.
+LISTED_WARNINGS = 200
+LISTED_DOCUMENTS = 500
+
 
 @dataclass
 class ParseResult:
-    counts: dict[str, int]  # parsed, quarantined, pages, ocr_pages
-    warnings: list[str] = field(default_factory=list)  # "uri: warning" for operators
+    counts: dict[str, int]  # parsed, quarantined, pages, ocr_pages, warning_count (all warnings)
+    warnings: list[str] = field(default_factory=list)  # the first LISTED_WARNINGS "uri: warning" lines
 
 
 @dataclass
 class CleanResult:
     removed: dict[str, int]  # what was removed or redacted, by kind, over the run
-    per_document: dict[str, dict[str, int]]
+    per_document: dict[str, dict[str, int]]  # the first LISTED_DOCUMENTS documents cleaned
+    documents: int = 0  # documents cleaned, listed or not
 
 
 @dataclass
@@ -74,7 +80,10 @@ def parse_items(ctx: SyncContext) -> ParseResult:
                 counts["parsed"] += 1
                 counts["pages"] += wire.get("page_count") or 0
                 counts["ocr_pages"] += len(wire.get("ocr_pages") or [])
-                warnings.extend(f"{item['uri']}: {w}" for w in wire.get("warnings") or [])
+                for warning in wire.get("warnings") or []:
+                    counts["warning_count"] += 1
+                    if len(warnings) < LISTED_WARNINGS:
+                        warnings.append(f"{item['uri']}: {warning}")
         store.runs.update_run(conn, ctx.run_id, counts={"parse": dict(counts)})
     return ParseResult(counts=dict(counts), warnings=warnings)
 
@@ -103,6 +112,7 @@ def clean_items(ctx: SyncContext) -> CleanResult:
     document of the source recorded in the parse step."""
     removed: Counter = Counter()
     per_document: dict[str, dict[str, int]] = {}
+    documents = 0
     with ctx.connect() as conn:
         for batch in work_batches(ctx, conn, "parsed", ("parsed",), "clean"):
             for item in batch:
@@ -111,7 +121,9 @@ def clean_items(ctx: SyncContext) -> CleanResult:
                                                   already_safe=True)
                 counts.update(item["parsed"].get("safety") or {})
                 removed.update(counts)
-                per_document[item["uri"]] = dict(counts)
+                documents += 1
+                if len(per_document) < LISTED_DOCUMENTS:
+                    per_document[item["uri"]] = dict(counts)
                 if not any(e.text.strip() for e in elements):
                     with conn.transaction():
                         store.work_items.quarantine_item(
@@ -123,7 +135,7 @@ def clean_items(ctx: SyncContext) -> CleanResult:
                            "title": parsed.title}
                 with conn.transaction():
                     store.work_items.advance_item(conn, ctx.run_id, item["source"], item["uri"], "cleaned", "cleaned", payload)
-    return CleanResult(removed=dict(removed), per_document=per_document)
+    return CleanResult(removed=dict(removed), per_document=per_document, documents=documents)
 
 
 def _notices(conn, source: str, elements: list[Element]) -> set[str]:  # noqa: ANN001
