@@ -122,6 +122,28 @@ def test_two_documents_staged_in_one_outer_transaction_keep_their_own_chunks(db_
         assert [r[8] for r in _stored(conn, _version_id(conn, "two.md"))] == HOSTILE_TEXTS[3:]
 
 
+def test_staging_goes_on_after_an_outer_rollback_and_after_a_role_switch(db_url: str) -> None:
+    """The session's COPY table must not be assumed to exist when the transaction that created
+    it was rolled back by the caller, and must stay usable when the session later acts as the
+    writer role (as the sync's connections do)."""
+    with database.connect(db_url) as conn:
+        model_id = _model(conn, 4)
+        store.runs.create_run(conn, "r1", ["s"], model_id)
+        chunks, vectors = _chunks(4)
+
+        class Abandon(Exception):
+            pass
+
+        with pytest.raises(Abandon), conn.transaction():
+            store.versions.stage_content_version(conn, "r1", "s", "gone.md", {"model_id": model_id}, chunks[:2], vectors[:2])
+            raise Abandon
+        assert store.versions.stage_content_version(conn, "r1", "s", "one.md", {"model_id": model_id}, chunks[:2], vectors[:2])
+        assert store.roles.assume(conn, store.roles.WRITER)
+        assert store.versions.stage_content_version(conn, "r1", "s", "two.md", {"model_id": model_id}, chunks[2:], vectors[2:])
+        assert [r[8] for r in _stored(conn, _version_id(conn, "two.md"))] == HOSTILE_TEXTS[2:]
+        assert conn.execute("SELECT count(*) FROM documents WHERE uri = 'gone.md'").fetchone()[0] == 0
+
+
 def test_a_version_without_chunks_stages_with_no_rows(db_url: str) -> None:
     with database.connect(db_url) as conn:
         model_id = _model(conn, 4)
