@@ -12,7 +12,7 @@ RP := $(BIN)/rag-pipeline
 # the configuration `make dev` serves (the demo's unless RAG_PIPELINE_CONFIG is set)
 DEV_CONFIG := $(or $(RAG_PIPELINE_CONFIG),$(CURDIR)/$(DEMO))
 
-.PHONY: setup demo test dev db-stop bench clean-demo
+.PHONY: setup demo test dev db-stop bench bench-all bench-all-quick clean-demo
 
 setup: $(VENV)/.installed
 
@@ -40,6 +40,13 @@ db-stop: setup
 
 bench: setup
 	$(BIN)/python bench/bench_parse.py --no-scanned
+
+# every figure of the scale issue, as one table and a combined JSON (hours at full size)
+bench-all: setup
+	$(BIN)/python bench/bench_all.py --json bench-all.json
+
+bench-all-quick: setup
+	$(BIN)/python bench/bench_all.py --quick --json bench-all-quick.json
 
 clean-demo:
 	-[ -x $(RP) ] && $(RP) db stop --config $(DEMO)

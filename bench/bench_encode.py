@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import os
 import random
 import sys
@@ -54,6 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--texts", type=int, default=600)
     parser.add_argument("--bf16-texts", type=int, default=48, help="bf16 is slow on AVX2: time it on fewer texts")
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()
     import torch
 
@@ -69,7 +71,8 @@ def main() -> None:
     bf16_model = copy.deepcopy(model).to(torch.bfloat16)
     onnx = Embedder(backend=ONNX)
     print(f"ONNX: {onnx.choice.summary()}")
-    print(f"auto chooses: {Embedder(backend=AUTO).choice.summary()}", flush=True)
+    auto = Embedder(backend=AUTO).choice.summary()
+    print(f"auto chooses: {auto}", flush=True)
     methods = {
         "torch fp32, token-length batches (Embedder.encode)": embedder.encode,
         "torch fp32, sentence-transformers encode (char sort)": lambda batch: model.encode(
@@ -81,12 +84,16 @@ def main() -> None:
     }
     probe_reference = embedder.encode(list(PROBE_TEXTS))
     seconds: dict[str, tuple[int, float]] = {}
+    figures: dict[str, dict[str, Any]] = {}
     print(f"{'encoding':<54} {'texts':>6} {'seconds':>8} {'texts/s':>8} {'min cos':>9} {'top-10':>6} {'fp32 identity':>13}")
     for name, encode in methods.items():
         workload = texts[: args.bf16_texts] if "bf16" in name else texts
         _, elapsed = timed(lambda encode=encode, workload=workload: encode(workload))
         seconds[name] = (len(workload), elapsed)
         agree = agreement(probe_reference, np.asarray(encode(list(PROBE_TEXTS)), dtype=np.float32))
+        figures[name] = {"texts": len(workload), "seconds": round(elapsed, 3), "texts_per_s": round(len(workload) / elapsed, 2),
+                         "min_cosine": float(agree.min_cosine), "same_neighbours": bool(agree.same_neighbours),
+                         "fp32_identity": bool(agree.within_tolerance)}
         print(f"{name:<54} {len(workload):6d} {elapsed:8.2f} {len(workload) / elapsed:8.1f} {agree.min_cosine:9.6f} "
               f"{'same' if agree.same_neighbours else 'diff':>6} {'yes' if agree.within_tolerance else 'no':>13}", flush=True)
     rate = {name: n / elapsed for name, (n, elapsed) in seconds.items()}
@@ -94,6 +101,12 @@ def main() -> None:
     print(f"token-length batches vs sentence-transformers' own: {ours / theirs:.2f}x the speed; "
           f"ONNX Runtime vs torch fp32: {onnx_rate / ours:.2f}x; "
           f"bf16 vs fp32 (texts/s, bf16 on the first {args.bf16_texts} texts): {bf16 / ours:.2f}x")
+    if args.json:
+        args.json.write_text(json.dumps({
+            "auto_choice": auto, "native_bf16": bool(native_bf16()), "load_average": os.getloadavg()[0], "methods": figures,
+            "ratios": {"token_batches_vs_sentence_transformers": round(ours / theirs, 3),
+                       "onnx_vs_torch_fp32": round(onnx_rate / ours, 3), "bf16_vs_fp32": round(bf16 / ours, 3)},
+        }, indent=2))
 
 
 if __name__ == "__main__":

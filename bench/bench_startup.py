@@ -118,7 +118,7 @@ def probe(command: str, config: str) -> dict[str, Any]:
 
         phases.wrap(Embedder, "encode", "encode the query (incl. model load)")
         phases.wrap(store.search, "search_chunks", "SQL search")
-        phases.wrap(store.search, "log_search", "search log write")
+        phases.wrap(store.search_log, "log_search", "search log write")
         with phases.timed("search (total)"):
             code = run_cli(["search", QUERY, "--groups", "all-staff", "-k", "3", "--config", config, "--json"])
     return {"command": command, "code": code, "seconds": phases.seconds, "probe_total": time.perf_counter() - started,

@@ -152,7 +152,9 @@ def _parse_report(context: dg.OpExecutionContext, ctx: SyncContext, result: proc
         metadata["quarantine"] = _md_table(("source", "uri", "stage", "error"),
                                            [(q["source"], q["uri"], q["stage"], q["error"]) for q in quarantined])
     if result.warnings:
-        metadata["warnings"] = dg.MetadataValue.md("\n".join(f"- {w}" for w in result.warnings[:200]))
+        more = result.counts.get("warning_count", 0) - len(result.warnings)
+        metadata["warnings"] = dg.MetadataValue.md("\n".join([f"- {w}" for w in result.warnings]
+                                                             + ([f"- ... and {more} more"] if more > 0 else [])))
     return metadata
 
 
@@ -162,10 +164,12 @@ def _clean_shard(context: dg.OpExecutionContext, ctx: SyncContext, shard: Shard)
 
 def _clean_report(context: dg.OpExecutionContext, ctx: SyncContext, result: process.CleanResult) -> dict[str, Any]:
     rows = [(uri, ", ".join(f"{k}={v}" for k, v in sorted(c.items())) or "-") for uri, c in sorted(result.per_document.items())]
+    if result.documents > len(rows):
+        rows.append((f"... and {result.documents - len(rows)} more", ""))
     return {
         **_numbers("removed_", result.removed),
-        "documents": len(result.per_document),
-        "removed_per_document": _md_table(("document", "removed"), rows[:500]),
+        "documents": result.documents,
+        "removed_per_document": _md_table(("document", "removed"), rows),
     }
 
 

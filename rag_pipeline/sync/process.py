@@ -30,17 +30,23 @@ from rag_pipeline.parsing.types import Element, ParseError
 from rag_pipeline.sync.batches import Shard, work_batches, work_shards
 from rag_pipeline.sync.context import SyncContext
 
+# Per-document detail a step returns for operators is capped: a run's result must not grow with
+# the corpus (memory stays flat at 10,000 documents). Counters cover every document.
+LISTED_WARNINGS = 200
+LISTED_DOCUMENTS = 500
+
 
 @dataclass
 class ParseResult:
-    counts: dict[str, int]  # parsed, quarantined, pages, ocr_pages
-    warnings: list[str] = field(default_factory=list)  # "uri: warning" for operators
+    counts: dict[str, int]  # parsed, quarantined, pages, ocr_pages, warning_count (all warnings)
+    warnings: list[str] = field(default_factory=list)  # the first LISTED_WARNINGS "uri: warning" lines
 
 
 @dataclass
 class CleanResult:
     removed: dict[str, int]  # what was removed or redacted, by kind, over the run
-    per_document: dict[str, dict[str, int]]
+    per_document: dict[str, dict[str, int]]  # the first LISTED_DOCUMENTS documents cleaned
+    documents: int = 0  # documents cleaned, listed or not
 
 
 @dataclass
@@ -60,7 +66,6 @@ STEPS: dict[str, tuple[str, type]] = {
     "parse": ("planned", ParseResult), "clean": ("parsed", CleanResult),
     "chunk": ("cleaned", ChunkResult), "embed": ("chunked", EmbedResult),
 }
-MAX_WARNINGS = 200  # per shard and per run: warnings are for reading, not a log
 
 
 def step_shards(ctx: SyncContext, step: str) -> list[Shard]:
@@ -89,14 +94,16 @@ def combine(ctx: SyncContext, step: str, results: list[StepResult]) -> StepResul
         per_document: dict[str, dict[str, int]] = {}
         for r in results:
             removed.update(r.removed)
-            per_document.update(r.per_document)
-        return CleanResult(removed=dict(removed), per_document=per_document)
+            for uri, found in r.per_document.items():
+                if len(per_document) < LISTED_DOCUMENTS:
+                    per_document[uri] = found
+        return CleanResult(removed=dict(removed), per_document=per_document, documents=sum(r.documents for r in results))
     counts: Counter = Counter()
     for r in results:
         counts.update(r.counts)
     if step == "parse":
         combined: StepResult = ParseResult(counts=dict(counts),
-                                           warnings=[w for r in results for w in r.warnings][:MAX_WARNINGS])
+                                           warnings=[w for r in results for w in r.warnings][:LISTED_WARNINGS])
     elif step == "embed":
         combined = EmbedResult(counts=dict(counts), backend=next((r.backend for r in results if r.backend), None))
     else:
@@ -145,8 +152,11 @@ def parse_items(ctx: SyncContext, shard: Shard | None = None, worker: ParseWorke
                 counts["parsed"] += 1
                 counts["pages"] += wire.get("page_count") or 0
                 counts["ocr_pages"] += len(wire.get("ocr_pages") or [])
-                warnings.extend(f"{item['uri']}: {w}" for w in wire.get("warnings") or [])
-    return ParseResult(counts=dict(counts), warnings=warnings[:MAX_WARNINGS])
+                for warning in wire.get("warnings") or []:
+                    counts["warning_count"] += 1
+                    if len(warnings) < LISTED_WARNINGS:
+                        warnings.append(f"{item['uri']}: {warning}")
+    return ParseResult(counts=dict(counts), warnings=warnings)
 
 
 def _redacted(wire: dict) -> dict:
@@ -175,6 +185,7 @@ def clean_items(ctx: SyncContext, shard: Shard | None = None) -> CleanResult:
         return _whole_run(ctx, "clean", lambda s: clean_items(ctx, s))
     removed: Counter = Counter()
     per_document: dict[str, dict[str, int]] = {}
+    documents = 0
     with ctx.connect() as conn:
         for batch in work_batches(ctx, conn, "parsed", ("parsed",), "clean", shard):
             for item in batch:
@@ -183,7 +194,9 @@ def clean_items(ctx: SyncContext, shard: Shard | None = None) -> CleanResult:
                                                   already_safe=True)
                 counts.update(item["parsed"].get("safety") or {})
                 removed.update(counts)
-                per_document[item["uri"]] = dict(counts)
+                documents += 1
+                if len(per_document) < LISTED_DOCUMENTS:
+                    per_document[item["uri"]] = dict(counts)
                 if not any(e.text.strip() for e in elements):
                     with conn.transaction():
                         store.work_items.quarantine_item(
@@ -195,7 +208,7 @@ def clean_items(ctx: SyncContext, shard: Shard | None = None) -> CleanResult:
                            "title": parsed.title}
                 with conn.transaction():
                     store.work_items.advance_item(conn, ctx.run_id, item["source"], item["uri"], "cleaned", "cleaned", payload)
-    return CleanResult(removed=dict(removed), per_document=per_document)
+    return CleanResult(removed=dict(removed), per_document=per_document, documents=documents)
 
 
 def _notices(conn, source: str, elements: list[Element]) -> set[str]:  # noqa: ANN001
