@@ -12,7 +12,7 @@ RP := $(BIN)/rag-pipeline
 # the configuration `make dev` serves (the demo's unless RAG_PIPELINE_CONFIG is set)
 DEV_CONFIG := $(or $(RAG_PIPELINE_CONFIG),$(CURDIR)/$(DEMO))
 
-.PHONY: setup demo test dev db-stop bench clean-demo
+.PHONY: setup demo test dev db-stop bench bench-peer clean-demo
 
 setup: $(VENV)/.installed
 
@@ -40,6 +40,15 @@ db-stop: setup
 
 bench: setup
 	$(BIN)/python bench/bench_parse.py --no-scanned
+
+# The project next to LangChain's index() on a generated corpus (bench/README.md); the peer runs
+# in its own environment, bench/.peer-venv. BENCH_PEER_ARGS="--docs 1000 --json /tmp/peer.json"
+bench-peer: setup bench/.peer-venv/.installed
+	$(BIN)/python bench/bench_peer.py $(BENCH_PEER_ARGS)
+
+bench/.peer-venv/.installed: bench/peer/setup_peer_env.sh requirements.lock
+	bash bench/peer/setup_peer_env.sh
+	touch $@
 
 clean-demo:
 	-[ -x $(RP) ] && $(RP) db stop --config $(DEMO)
