@@ -46,7 +46,7 @@ os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import generated_corpus
-from bench_startup import run_probe
+from bench_startup import run_probe, sync_split
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER_PYTHON = ROOT / "bench" / ".peer-venv" / "bin" / "python"
@@ -255,31 +255,42 @@ def report(results: dict[str, Any]) -> dict[str, Any]:
               f"{q['num_added']}/{q['num_updated']}/{q['num_skipped']}/{q['num_deleted']} | {q['index_s']:.1f} | "
               f"{row['loadavg'][0]:.1f} |")
     derived: dict[str, Any] = {}
-    initial, noop, edit = rows["initial"]["project"], rows["no-op"]["project"], rows["edit one section"]["project"]
-    rate = initial["texts_encoded"] / initial["wall_s"]
-    derived["initial_chunks_per_s"] = rate
-    print(f"\nproject initial sync: {initial['texts_encoded']} chunks encoded in {initial['wall_s']:.1f} s = "
-          f"{rate:.1f} chunks/s; peer {rows['initial']['peer']['texts_encoded']} chunks in "
-          f"{rows['initial']['peer']['wall_s']:.1f} s")
-    if "raw" in results:
-        raw = results["raw"]
-        share = rate / raw["texts_per_s"]
-        derived["initial_share_of_raw"] = share
-        print(f"raw encoding (project Embedder, backend {raw['backend']}, {raw['texts']} of the same inputs): "
-              f"{raw['texts_per_s']:.1f} texts/s; initial sync / raw = {share:.2f} "
-              f"(target >= 0.75: {'met' if share >= 0.75 else 'not met'})")
-    share = noop["wall_s"] / initial["wall_s"]
-    derived["noop_share_of_initial"] = share
-    print(f"no-op / initial wall = {share:.1%} (target <= 2%: {'met' if share <= 0.02 else 'not met'}); "
-          f"no-op texts encoded {noop['texts_encoded']} (target 0: {'met' if noop['texts_encoded'] == 0 else 'not met'})")
-    print(f"edit of one section: {edit['texts_encoded']} encoded, {edit.get('changed_chunks')} chunks with changed "
-          f"text ({'only those' if edit['texts_encoded'] <= (edit.get('changed_chunks') or 0) else 'more than those'})")
+    initial = rows.get("initial", {}).get("project")
+    if initial:
+        rate = initial["texts_encoded"] / initial["wall_s"]
+        derived["initial_chunks_per_s"] = rate
+        print(f"\nproject initial sync: {initial['texts_encoded']} chunks encoded in {initial['wall_s']:.1f} s = "
+              f"{rate:.1f} chunks/s; peer {rows['initial']['peer']['texts_encoded']} chunks in "
+              f"{rows['initial']['peer']['wall_s']:.1f} s")
+        if "raw" in results:
+            raw = results["raw"]
+            share = rate / raw["texts_per_s"]
+            derived["initial_share_of_raw"] = share
+            print(f"raw encoding (project Embedder, backend {raw['backend']}, {raw['texts']} of the same inputs): "
+                  f"{raw['texts_per_s']:.1f} texts/s; initial sync / raw = {share:.2f} "
+                  f"(target >= 0.75: {'met' if share >= 0.75 else 'not met'})")
+    noop = rows.get("no-op", {}).get("project")
+    if initial and noop:
+        share = noop["wall_s"] / initial["wall_s"]
+        derived["noop_share_of_initial"] = share
+        print(f"no-op / initial wall = {share:.1%} (target <= 2%: {'met' if share <= 0.02 else 'not met'}); "
+              f"no-op texts encoded {noop['texts_encoded']} "
+              f"(target 0: {'met' if noop['texts_encoded'] == 0 else 'not met'})")
+    edit = rows.get("edit one section", {}).get("project")
+    if edit:
+        changed = edit.get("changed_chunks") or 0
+        print(f"edit of one section: {edit['texts_encoded']} encoded, {changed} chunks with changed text "
+              f"({'only those' if edit['texts_encoded'] <= changed else 'more than those'})")
     if "noop_breakdown" in results:
         b = results["noop_breakdown"]
         print(f"\nwhere one more no-op CLI invocation's time goes ({b['wall_s']:.1f} s wall; heavy modules "
               f"imported: {', '.join(b['imported']) or 'none'}):")
         for phase, seconds in sorted(b["phases"].items(), key=lambda kv: -kv[1]):
             print(f"  {phase:<66} {seconds:7.2f}")
+        steps, overhead = sync_split(b["phases"])
+        derived["noop_core_steps_s"], derived["noop_dagster_overhead_s"] = steps, overhead
+        print(f"  {'(core steps together)':<66} {steps:7.2f}")
+        print(f"  {'(Dagster job execution overhead: run_sync minus steps, db, defs, instance)':<66} {overhead:7.2f}")
     loads = [x[0] for x in results["loadavg"]]
     print(f"\nload average (1 min) from {min(loads):.1f} to {max(loads):.1f} on {os.cpu_count()} cores")
     return derived
@@ -295,7 +306,11 @@ def main() -> None:
     parser.add_argument("--no-raw", action="store_true", help="skip the raw encoding baseline")
     parser.add_argument("--raw-sample", type=int, default=0,
                         help="raw encoding over this many of the chunk inputs drawn at random (default: all)")
+    parser.add_argument("--report", type=Path, metavar="JSON", help="only print the figures of an earlier --json")
     args = parser.parse_args()
+    if args.report:
+        report(json.loads(args.report.read_text(encoding="utf-8")))
+        return
     if not PEER_PYTHON.exists():
         raise SystemExit(f"{PEER_PYTHON}: the peer's environment is missing; run bash bench/peer/setup_peer_env.sh")
     work = (args.work or Path(tempfile.mkdtemp(prefix="rag-bench-peer-"))).resolve()
