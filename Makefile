@@ -12,7 +12,7 @@ RP := $(BIN)/rag-pipeline
 # the configuration `make dev` serves (the demo's unless RAG_PIPELINE_CONFIG is set)
 DEV_CONFIG := $(or $(RAG_PIPELINE_CONFIG),$(CURDIR)/$(DEMO))
 
-.PHONY: setup demo test dev db-stop bench bench-all bench-all-quick clean-demo
+.PHONY: setup demo test dev db-stop bench bench-all bench-all-quick bench-peer clean-demo
 
 setup: $(VENV)/.installed
 
@@ -42,11 +42,20 @@ bench: setup
 	$(BIN)/python bench/bench_parse.py --no-scanned
 
 # every figure of the scale issue, as one table and a combined JSON (hours at full size)
-bench-all: setup
+bench-all: setup bench/.peer-venv/.installed
 	$(BIN)/python bench/bench_all.py --json bench-all.json
 
-bench-all-quick: setup
+bench-all-quick: setup bench/.peer-venv/.installed
 	$(BIN)/python bench/bench_all.py --quick --json bench-all-quick.json
+
+# The project next to LangChain's index() on a generated corpus (bench/README.md); the peer runs
+# in its own environment, bench/.peer-venv. BENCH_PEER_ARGS="--docs 1000 --json /tmp/peer.json"
+bench-peer: setup bench/.peer-venv/.installed
+	$(BIN)/python bench/bench_peer.py $(BENCH_PEER_ARGS)
+
+bench/.peer-venv/.installed: bench/peer/setup_peer_env.sh requirements.lock
+	bash bench/peer/setup_peer_env.sh
+	touch $@
 
 clean-demo:
 	-[ -x $(RP) ] && $(RP) db stop --config $(DEMO)

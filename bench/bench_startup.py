@@ -181,6 +181,14 @@ def baseline_tree(ref: str | None):
         shutil.rmtree(path, ignore_errors=True)
 
 
+def sync_split(seconds: dict[str, float]) -> tuple[float, float]:
+    """(the core steps together, Dagster's job execution overhead) of a sync probe's phases: the
+    overhead is run_sync's total less the steps, the database, the definitions and the instance."""
+    steps = sum(v for k, v in seconds.items() if k.startswith("step "))
+    inside = ("dagster: load definitions", "dagster: instance", "embedded database start + migrate check")
+    return steps, seconds.get("run_sync (total)", 0) - steps - sum(seconds.get(k, 0) for k in inside)
+
+
 def report(runs: dict[str, list[dict[str, Any]]], baseline: dict[str, list[float]]) -> dict[str, Any]:
     summary: dict[str, Any] = {}
     for command, results in runs.items():
@@ -193,9 +201,7 @@ def report(runs: dict[str, list[dict[str, Any]]], baseline: dict[str, list[float
         for name, seconds in sorted(best["seconds"].items(), key=lambda kv: -kv[1]):
             print(f"{name:<66} {seconds:8.2f} {seconds / best['wall']:6.1%}")
         if command == "sync":
-            steps = sum(v for k, v in best["seconds"].items() if k.startswith("step "))
-            inside = ("dagster: load definitions", "dagster: instance", "embedded database start + migrate check")
-            overhead = best["seconds"].get("run_sync (total)", 0) - steps - sum(best["seconds"].get(k, 0) for k in inside)
+            steps, overhead = sync_split(best["seconds"])
             print(f"{'(core steps together)':<66} {steps:8.2f}")
             print(f"{'(Dagster job execution overhead: run_sync minus steps, db, defs, instance)':<66} {overhead:8.2f}")
             summary[command]["core_steps"] = steps
