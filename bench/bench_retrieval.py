@@ -44,6 +44,7 @@ import numpy as np
 import psycopg
 
 from rag_pipeline import chunking, database, retrieval, store, text_search
+from rag_pipeline.document_identity import document_identity
 from rag_pipeline.embedding import load_embedder
 from rag_pipeline.parsing.types import Element
 
@@ -71,7 +72,8 @@ def load_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 
 def chunk_corpus(embedder, docs: list[dict], cache: Path | None = None) -> list[tuple[str, list[dict]]]:
-    """Each abstract as the pipeline would chunk it: its title is the heading of its text.
+    """Each abstract as the pipeline would chunk it: its title is the heading of its text (and so
+    its identity line, which the chunker then leaves out as a repeat of the section path).
     Cached per chunker version (chunking 5,183 abstracts costs minutes on a busy machine)."""
     if cache is not None:
         cache = cache.with_name(f"{cache.stem}-{chunking.CHUNKER_VERSION}.json")
@@ -82,7 +84,8 @@ def chunk_corpus(embedder, docs: list[dict], cache: Path | None = None) -> list[
         elements = [Element("heading", doc["title"], level=1), Element("paragraph", doc["text"])]
         if not doc["title"].strip():
             elements = elements[1:]
-        chunks = chunking.chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)
+        identity = document_identity(None, elements, f"{doc['_id']}.md")  # as the chunk step derives it
+        chunks = chunking.chunk_elements(elements, embedder.count_tokens, embedder.max_tokens, identity=identity)
         out.append((doc["_id"], [c.to_dict() for c in chunks]))
     if cache is not None:
         cache.write_text(json.dumps(out), encoding="utf-8")
