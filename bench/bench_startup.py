@@ -230,7 +230,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.probe:
         print(json.dumps(probe(args.probe, str(args.config))))
-        return
+        from rag_pipeline.cli.main import exit_now
+
+        exit_now(0)  # leave as the console script does
     if args.config and args.baseline_ref:
         parser.error("--baseline-ref needs its own demo copy: leave out --config (schemas may differ between trees)")
     work = Path(tempfile.mkdtemp(prefix="rag-bench-startup-"))

@@ -1,5 +1,5 @@
 """`rag-pipeline`: the stable command-line contract of DESIGN.md (one module per command)."""
 
-from rag_pipeline.cli.main import build_parser, main
+from rag_pipeline.cli.main import build_parser, main, run
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "run"]
