@@ -27,7 +27,11 @@ from pathlib import Path
 
 import psycopg
 import psycopg.sql
-from pgvector.psycopg import register_vector
+from pgvector.psycopg.bit import register_bit_info
+from pgvector.psycopg.halfvec import register_halfvec_info
+from pgvector.psycopg.sparsevec import register_sparsevec_info
+from pgvector.psycopg.vector import register_vector_info
+from psycopg.types import TypeInfo
 from psycopg.conninfo import conninfo_to_dict
 
 from rag_pipeline.errors import PipelineError
@@ -264,9 +268,32 @@ def connect(url: str, *, autocommit: bool = True) -> psycopg.Connection:
     except psycopg.OperationalError as exc:
         raise DatabaseError(f"cannot connect to PostgreSQL: {exc}") from exc
     try:
-        register_vector(conn)
-    except psycopg.ProgrammingError:
-        pass  # extension not created yet; migrate() creates it and callers reconnect
+        _register_vector_types(conn)
+    except psycopg.Error:
+        conn.close()
+        raise
     return conn
+
+
+_VECTOR_TYPES = {"vector": register_vector_info, "bit": register_bit_info,
+                 "halfvec": register_halfvec_info, "sparsevec": register_sparsevec_info}
+
+
+def _register_vector_types(conn: psycopg.Connection) -> None:
+    """pgvector's adapters from one catalogue query (pgvector's own `register_vector` makes one
+    query per type: four round trips on every connection, and a sync opens dozens). Nothing is
+    registered while the extension is missing: migrate() creates it and callers reconnect."""
+    rows = conn.execute(
+        "SELECT t.typname, t.oid, t.typarray FROM pg_type t JOIN pg_extension e ON e.extname = 'vector'"
+        " JOIN pg_depend d ON d.objid = t.oid AND d.refobjid = e.oid AND d.deptype = 'e'"
+        " WHERE t.typname = ANY(%s) UNION ALL"
+        " SELECT t.typname, t.oid, t.typarray FROM pg_type t WHERE t.typname = 'bit' AND t.typnamespace = 'pg_catalog'::regnamespace",
+        (["vector", "halfvec", "sparsevec"],)).fetchall()
+    found = {name: TypeInfo(name, oid, array_oid) for name, oid, array_oid in rows}
+    if "vector" not in found:
+        return
+    for name, register in _VECTOR_TYPES.items():
+        if name in found:
+            register(conn, found[name])
 
 
