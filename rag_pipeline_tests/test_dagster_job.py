@@ -67,6 +67,42 @@ def test_materialising_the_job_publishes_and_reports_metadata(job_config: Path, 
     assert query(db_url, "SELECT status, gate_passed FROM runs WHERE run_id = %s", result.run_id) == [("published", True)]
 
 
+def test_a_run_with_nothing_to_do_finishes_at_plan_and_skips_every_later_step(job_config: Path, db_url: str, demo_copy: Path) -> None:
+    """A no-op run's later steps cost it most of its time: it finishes at plan with the status
+    and gate verdict the full path records, shows the plan's counts and the sources' last sync,
+    and materialises nothing (the index did not change). A run with any work (here one new
+    file) still goes through every step."""
+    from rag_pipeline.definitions import load_definitions
+    from rag_pipeline.sync.gate import NOTHING_STAGED
+
+    job = load_definitions().resolve_job_def("sync")
+    instance = dg.DagsterInstance.ephemeral()
+    assert job.execute_in_process(instance=instance, raise_on_error=False).success
+    (demo_copy / "broken.pdf").unlink()  # a quarantined file is parsed again by every run: work
+    result = job.execute_in_process(instance=instance, raise_on_error=False)
+    assert result.success
+    skipped = {e.step_key for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_SKIPPED}
+    assert {"staged", "published", "staged_evaluation_gate", "parsed.parse_shards", "embedded.embed_combine"} <= skipped
+    assert result.get_asset_materialization_events() == [] and result.get_asset_check_evaluations() == []
+    [plan] = [e.event_specific_data.asset_observation for e in result.all_events
+              if e.event_type == dg.DagsterEventType.ASSET_OBSERVATION
+              and e.event_specific_data.asset_observation.asset_key == dg.AssetKey("plan")]
+    assert plan.metadata["unchanged"].value == 7 and plan.metadata["new"].value == 0
+    assert "nothing to do" in plan.metadata["outcome"].value
+    [observed] = instance.fetch_observations(dg.AssetKey(["source", "larkspur"]), limit=1).records
+    assert observed.run_id == result.run_id and observed.event_log_entry.asset_observation.metadata["run_status"].value == "nothing_to_do"
+    assert query(db_url, "SELECT status, gate_passed, gate_reason, finished_at IS NOT NULL FROM runs WHERE run_id = %s",
+                 result.run_id) == [("nothing_to_do", True, NOTHING_STAGED, True)]
+    assert query(db_url, "SELECT count(*) FROM run_items WHERE run_id = %s", result.run_id) == [(0,)]
+
+    (demo_copy / "it" / "printers.md").write_text(
+        "# Printers\n\nThe second-floor printer is reset by holding its green button for ten seconds.\n", encoding="utf-8")
+    result = job.execute_in_process(instance=instance, raise_on_error=False)
+    assert result.success
+    assert _metadata(result, "plan")["new"] == 1 and _metadata(result, "published")["published"] == 1
+    assert [c.passed for c in result.get_asset_check_evaluations()] == [True]
+
+
 def test_failed_gate_stops_publish_in_the_same_run(job_config: Path, tmp_path: Path, db_url: str, demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from rag_pipeline.definitions import load_definitions
 

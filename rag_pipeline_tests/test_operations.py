@@ -92,7 +92,9 @@ def test_a_failed_ui_run_is_marked_in_the_index_and_tagged_a_crash(ops) -> None:
 
 
 def test_a_dead_run_worker_is_detected_and_its_source_freed(ops) -> None:
-    stack, _, url = ops
+    stack, config, url = ops
+    # work for the run (parse, model load, encode): a run with nothing to do ends at its plan step
+    (config.parent / "docs" / "expenses.md").write_text("# Expenses\n\nReceipts are handed in within 30 days.\n")
     run_id = stack.launch(JOB)
     stack.wait("the run to claim its source", lambda: _index_status(url, run_id) == "running", timeout=600, every=0.5)
     worker = psutil.Process(stack.wait("the run worker's pid in the run's log", lambda: stack.worker_pid(run_id), timeout=60))

@@ -49,9 +49,15 @@ STATE_INSTANCE_YAML = """\
 # Written by rag-pipeline: the CLI's Dagster instance when DAGSTER_HOME is not set. Runs and
 # events live in PostgreSQL (DAGSTER_PG_URL, set by the CLI to Dagster's database beside the
 # index), so they show in the UI of any Dagster instance pointed at the same database.
+# Step stdout/stderr is not captured: it is on the terminal that ran the CLI, and files under
+# this folder would not be found by a UI whose DAGSTER_HOME is elsewhere (capturing costs two
+# `tail` processes per run).
 storage:
   postgres:
     postgres_url: {env: DAGSTER_PG_URL}
+compute_logs:
+  module: dagster._core.storage.noop_compute_log_manager
+  class: NoOpComputeLogManager
 telemetry:
   enabled: false
 """

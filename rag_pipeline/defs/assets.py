@@ -5,7 +5,8 @@ PostgreSQL and the blob store; the heavy steps (parsed .. embedded) run as one s
 and pass only small JSON between their ops (see below)."""
 
 
-from collections.abc import Callable, Mapping
+import logging
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -69,7 +70,9 @@ def _is_alive(context: dg.AssetExecutionContext):  # noqa: ANN202
     return alive
 
 
-@dg.asset(group_name=GROUP, kinds=PY_PG, owners=OWNERS, description="List sources, compare checksums and ACLs with the live index, record work items.")
+@dg.asset(group_name=GROUP, kinds=PY_PG, owners=OWNERS, output_required=False,
+          description="List sources, compare checksums and ACLs with the live index, record work items. "
+                      "With nothing to do, finish the run here: every later step is skipped.")
 def plan(
     context: dg.AssetExecutionContext,
     config: PlanConfig,
@@ -77,7 +80,7 @@ def plan(
     sources: DocumentSources,
     embedding_model: EmbeddingModel,
     progress: dg.ResourceParam[ProgressReporter],
-) -> dg.MaterializeResult:
+) -> Iterator[dg.MaterializeResult]:
     ctx = _ctx(context, database, progress)
     names = [s.name for s in sources.select(config.sources)]
     embedder = embedding_model.get()
@@ -87,12 +90,21 @@ def plan(
                            is_alive=_is_alive(context))
     rows = [(s, *(c.get(k, 0) for k in ("new", "changed", "acl_changed", "reparse", "unchanged", "gone", "skipped")))
             for s, c in result.per_source.items()]
-    return dg.MaterializeResult(metadata={
+    metadata = {
         **_numbers("", {k: result.counts.get(k, 0) for k in ("new", "changed", "acl_changed", "reparse", "unchanged", "gone", "skipped")}),
         "sources": _md_table(("source", "new", "changed", "acl_changed", "reparse", "unchanged", "gone", "skipped"), rows),
         "model": f"{embedder.identity.name} ({embedder.identity.revision})",
         "run_id": context.run_id,
-    })
+    }
+    idle = stage.finish_idle_run(ctx, embedder)
+    if idle is None:
+        yield dg.MaterializeResult(metadata=metadata)
+        return
+    # Nothing to do: no output, so Dagster skips every step after this one (the index is
+    # unchanged, so no asset is materialised); the plan's counts are still observed.
+    context.log_event(dg.AssetObservation(asset_key=context.asset_key, metadata={
+        **metadata, "outcome": "nothing to do: the run finished at plan, later steps skipped"}))
+    _observe_sources(context, ctx, idle.counts)
 
 
 # ---------------------------------------------------------------- the sharded heavy steps
@@ -249,6 +261,19 @@ def evaluation_gate(context: dg.AssetCheckExecutionContext, database: IndexDatab
     return dg.AssetCheckResult(passed=report.passed, severity=dg.AssetCheckSeverity.ERROR, metadata=metadata)
 
 
+class _SkippedGateNotice(logging.Filter):
+    """Dagster warns that a blocking check "emitted no result" whenever its step produced no
+    output. The gate always yields a verdict or fails its step, so for it that means only that
+    the step was skipped with `staged` (a run that finished at plan): nothing is published
+    ungated, and `publish_run` re-reads the verdict from the index in any case."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return f"{evaluation_gate.check_key.to_user_string()!r} emitted no result" not in record.getMessage()
+
+
+logging.getLogger("dagster._core.execution.plan.active").addFilter(_SkippedGateNotice())
+
+
 def gate_metadata(report: Any, thresholds: Mapping[str, float]) -> dict[str, Any]:
     """What the check shows: each metric as a plain number (plotted over time), a table of every
     metric against its threshold, the verdict, and the cases that missed, titled by what they
@@ -279,9 +304,14 @@ def published(context: dg.AssetExecutionContext, database: IndexDatabase,
               progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
     ctx = _ctx(context, database, progress)
     result = stage.publish_run(ctx)
+    _observe_sources(context, ctx, result.counts)
+    return dg.MaterializeResult(metadata=_numbers("", result.counts))
+
+
+def _observe_sources(context: dg.AssetExecutionContext, ctx: SyncContext, counts: dict[str, int]) -> None:
+    """Each source's asset page shows its last sync: the run's status, live counts, published counts."""
     with ctx.connect() as conn:
         run = store.runs.get_run(conn, ctx.run_id) or {}
         live = store.status.index_status(conn)["sources"]
-    for name in run.get("sources") or []:  # each source's asset page shows its last sync
-        context.log_event(source_observation(name, str(run.get("status")), live.get(name, {}), result.counts))
-    return dg.MaterializeResult(metadata=_numbers("", result.counts))
+    for name in run.get("sources") or []:
+        context.log_event(source_observation(name, str(run.get("status")), live.get(name, {}), counts))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import mimetypes
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +17,9 @@ from rag_pipeline.cleaning.clean import CLEANER_VERSION
 from rag_pipeline.errors import GateFailedError, PipelineError
 from rag_pipeline.sync.batches import CONTENT_ACTIONS, work_batches
 from rag_pipeline.sync.context import SyncContext
+
+if TYPE_CHECKING:
+    from rag_pipeline.embedding import Embedder
 
 
 class TooManyFailuresError(PipelineError):
@@ -137,6 +141,20 @@ def publish_run(ctx: SyncContext) -> PublishResult:
         )
         store.work_items.cleanup_run_items(conn, ctx.run_id)
     return PublishResult(counts=counts)
+
+
+def finish_idle_run(ctx: SyncContext, embedder: Embedder) -> PublishResult | None:
+    """Finish a run whose plan recorded no work item (nothing new, changed, moved in access or
+    gone) right after plan, with the verdict and status steps 7 and 8 would record (the gate's
+    reason for an unchanged index, status `nothing_to_do`), so the job can skip the steps
+    between: they cost a no-op sync most of its time. None when there is work."""
+    from rag_pipeline.sync.gate import run_gate
+
+    with ctx.connect() as conn:
+        if store.work_items.item_stage_counts(conn, ctx.run_id):
+            return None
+    run_gate(ctx, embedder)  # nothing staged: records why and loads no model
+    return publish_run(ctx)
 
 
 def fail_run(ctx: SyncContext, *, status: str, reason: str) -> None:
