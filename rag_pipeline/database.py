@@ -31,8 +31,8 @@ from pgvector.psycopg.bit import register_bit_info
 from pgvector.psycopg.halfvec import register_halfvec_info
 from pgvector.psycopg.sparsevec import register_sparsevec_info
 from pgvector.psycopg.vector import register_vector_info
-from psycopg.types import TypeInfo
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.types import TypeInfo
 
 from rag_pipeline.errors import PipelineError
 
