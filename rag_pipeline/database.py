@@ -283,12 +283,9 @@ def _register_vector_types(conn: psycopg.Connection) -> None:
     """pgvector's adapters from one catalogue query (pgvector's own `register_vector` makes one
     query per type: four round trips on every connection, and a sync opens dozens). Nothing is
     registered while the extension is missing: migrate() creates it and callers reconnect."""
-    rows = conn.execute(
-        "SELECT t.typname, t.oid, t.typarray FROM pg_type t JOIN pg_extension e ON e.extname = 'vector'"
-        " JOIN pg_depend d ON d.objid = t.oid AND d.refobjid = e.oid AND d.deptype = 'e'"
-        " WHERE t.typname = ANY(%s) UNION ALL"
-        " SELECT t.typname, t.oid, t.typarray FROM pg_type t WHERE t.typname = 'bit' AND t.typnamespace = 'pg_catalog'::regnamespace",
-        (["vector", "halfvec", "sparsevec"],)).fetchall()
+    rows = conn.execute(  # to_regtype resolves names on the search path, as pgvector's own lookup does
+        "SELECT typname, oid, typarray FROM pg_type WHERE oid IN"
+        " (to_regtype('vector'), to_regtype('halfvec'), to_regtype('sparsevec'), 'bit'::regtype)").fetchall()
     found = {name: TypeInfo(name, oid, array_oid) for name, oid, array_oid in rows}
     if "vector" not in found:
         return

@@ -7,19 +7,17 @@ from __future__ import annotations
 import mimetypes
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from rag_pipeline import store
 from rag_pipeline.chunking import CHUNKER_VERSION
 from rag_pipeline.cleaning.clean import CLEANER_VERSION
+from rag_pipeline.embedding import Embedder
 from rag_pipeline.errors import GateFailedError, PipelineError
 from rag_pipeline.sync.batches import CONTENT_ACTIONS, work_batches
 from rag_pipeline.sync.context import SyncContext
-
-if TYPE_CHECKING:
-    from rag_pipeline.embedding import Embedder
+from rag_pipeline.sync.gate import run_gate
 
 
 class TooManyFailuresError(PipelineError):
@@ -148,8 +146,6 @@ def finish_idle_run(ctx: SyncContext, embedder: Embedder) -> PublishResult | Non
     gone) right after plan, with the verdict and status steps 7 and 8 would record (the gate's
     reason for an unchanged index, status `nothing_to_do`), so the job can skip the steps
     between: they cost a no-op sync most of its time. None when there is work."""
-    from rag_pipeline.sync.gate import run_gate
-
     with ctx.connect() as conn:
         if store.work_items.item_stage_counts(conn, ctx.run_id):
             return None
