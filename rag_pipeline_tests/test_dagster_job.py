@@ -3,6 +3,7 @@ reports what operators read in the UI (counts, quarantine, eval metrics) and hon
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dagster as dg
@@ -88,12 +89,25 @@ def test_a_run_with_nothing_to_do_finishes_at_plan_and_skips_every_later_step(jo
               if e.event_type == dg.DagsterEventType.ASSET_OBSERVATION
               and e.event_specific_data.asset_observation.asset_key == dg.AssetKey("plan")]
     assert plan.metadata["unchanged"].value == 7 and plan.metadata["new"].value == 0
-    assert "nothing to do" in plan.metadata["outcome"].value
+    assert "nothing to do" in plan.metadata["outcome"].value and plan.metadata["quarantined"].value == 0
     [observed] = instance.fetch_observations(dg.AssetKey(["source", "larkspur"]), limit=1).records
     assert observed.run_id == result.run_id and observed.event_log_entry.asset_observation.metadata["run_status"].value == "nothing_to_do"
     assert query(db_url, "SELECT status, gate_passed, gate_reason, finished_at IS NOT NULL FROM runs WHERE run_id = %s",
                  result.run_id) == [("nothing_to_do", True, NOTHING_STAGED, True)]
     assert query(db_url, "SELECT count(*) FROM run_items WHERE run_id = %s", result.run_id) == [(0,)]
+
+    # a file that cannot be read (a FIFO, never opened) is no work, yet ops still see it quarantined
+    os.mkfifo(demo_copy / "it" / "pipe.md")
+    result = job.execute_in_process(instance=instance, raise_on_error=False)
+    assert result.success and result.get_asset_materialization_events() == []
+    [plan] = [e.event_specific_data.asset_observation for e in result.all_events
+              if e.event_type == dg.DagsterEventType.ASSET_OBSERVATION
+              and e.event_specific_data.asset_observation.asset_key == dg.AssetKey("plan")]
+    assert plan.metadata["skipped"].value == 1 and plan.metadata["quarantined"].value == 1
+    assert "pipe.md" in plan.metadata["quarantine"].value and "not a regular file" in plan.metadata["quarantine"].value
+    assert query(db_url, "SELECT stage FROM quarantine WHERE run_id = %s", result.run_id) == [("list",)]
+    assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'")[0][0] == 7
+    (demo_copy / "it" / "pipe.md").unlink()
 
     (demo_copy / "it" / "printers.md").write_text(
         "# Printers\n\nThe second-floor printer is reset by holding its green button for ten seconds.\n", encoding="utf-8")

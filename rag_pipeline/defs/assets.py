@@ -101,9 +101,11 @@ def plan(
         yield dg.MaterializeResult(metadata=metadata)
         return
     # Nothing to do: no output, so Dagster skips every step after this one (the index is
-    # unchanged, so no asset is materialised); the plan's counts are still observed.
+    # unchanged, so no asset is materialised); the plan's counts and any file quarantined while
+    # listing or reading (which `parsed` would otherwise have shown) are still observed.
     context.log_event(dg.AssetObservation(asset_key=context.asset_key, metadata={
-        **metadata, "outcome": "nothing to do: the run finished at plan, later steps skipped"}))
+        **metadata, **_quarantine_metadata(ctx),
+        "outcome": "nothing to do: the run finished at plan, later steps skipped"}))
     _observe_sources(context, ctx, idle.counts)
 
 
@@ -156,13 +158,19 @@ def _parse_shard(context: dg.OpExecutionContext, ctx: SyncContext, shard: Shard)
     return process.parse_items(ctx, shard)
 
 
-def _parse_report(context: dg.OpExecutionContext, ctx: SyncContext, result: process.ParseResult) -> dict[str, Any]:
+def _quarantine_metadata(ctx: SyncContext) -> dict[str, Any]:
+    """The run's quarantined files (at listing, reading, parsing...), as ops read them in the UI."""
     with ctx.connect() as conn:
         quarantined = store.quarantine.run_quarantine(conn, ctx.run_id)
-    metadata: dict[str, Any] = {**_numbers("", result.counts), "quarantined": len(quarantined)}
+    metadata: dict[str, Any] = {"quarantined": len(quarantined)}
     if quarantined:
         metadata["quarantine"] = _md_table(("source", "uri", "stage", "error"),
                                            [(q["source"], q["uri"], q["stage"], q["error"]) for q in quarantined])
+    return metadata
+
+
+def _parse_report(context: dg.OpExecutionContext, ctx: SyncContext, result: process.ParseResult) -> dict[str, Any]:
+    metadata: dict[str, Any] = {**_numbers("", result.counts), **_quarantine_metadata(ctx)}
     if result.warnings:
         more = result.counts.get("warning_count", 0) - len(result.warnings)
         metadata["warnings"] = dg.MetadataValue.md("\n".join([f"- {w}" for w in result.warnings]
