@@ -38,10 +38,13 @@ def _serve(conn: Connection, limits: ParseLimits) -> None:
     except (ValueError, OSError):
         pass
     _die_with_parent()
-    from rag_pipeline.parsing import parse_document
-    from rag_pipeline.parsing.warmup import warm_up
+    from rag_pipeline import heap
 
-    warm_up()  # every lazy import a first file would pay, before anything is timed
+    with heap.loading():  # the libraries stay for the worker's life: no collector passes over them
+        from rag_pipeline.parsing import parse_document
+        from rag_pipeline.parsing.warmup import warm_up
+
+        warm_up()  # every lazy import a first file would pay, before anything is timed
     conn.send(("ready",))
     while True:
         try:

@@ -134,6 +134,35 @@ def test_eval_reports_metrics_per_case_and_rankings(capsys, index) -> None:
     assert case["results"] and {"uri", "section_path", "chunk_id", "score"} <= set(case["results"][0])
 
 
+def test_commands_collect_the_garbage_of_their_work_and_give_the_collector_back(capsys, index) -> None:
+    """The CLI pauses the cyclic collector while it loads (rag_pipeline.heap). An evaluation's
+    work is still collected, and a caller that runs `main` in its own process gets the collector
+    back on with nothing frozen, whether the command succeeded or failed."""
+    import gc
+
+    config, _ = index
+    thresholds = gc.get_threshold()
+    collections: list[int] = []
+
+    def record(phase: str, info: dict) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(record)
+    try:
+        code, report = run_cli(capsys, "eval", str(DEMO_DIR / "eval.yaml"), "--config", str(config))
+    finally:
+        gc.callbacks.remove(record)
+    assert code == 0 and report["cases"]
+    assert collections, "the evaluation ran with the collector off"
+    assert gc.isenabled() and gc.get_threshold() == thresholds and gc.get_freeze_count() == 0
+    for args in (("search", "trip", "--groups", "all-staff", "--config", str(config)),
+                 ("search", "trip", "--groups", "all-staff", "-k", "0", "--config", str(config)),
+                 ("status", "--config", str(config) + ".missing")):
+        run_cli(capsys, *args)
+        assert gc.isenabled() and gc.get_threshold() == thresholds and gc.get_freeze_count() == 0, args
+
+
 def test_status_shows_sources_model_runs(capsys, index) -> None:
     config, _ = index
     code, status = run_cli(capsys, "status", "--config", str(config))

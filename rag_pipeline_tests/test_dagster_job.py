@@ -39,6 +39,30 @@ def test_workspace_definitions_load_like_dagster_dev() -> None:
     assert callable(defs)
 
 
+def test_the_cli_runs_the_same_definitions_as_the_ui_without_the_component_catalogue() -> None:
+    """The CLI leaves out only the UI's component catalogue (entry points of every installed
+    package): the job it runs must be the one the UI shows, step for step."""
+    from rag_pipeline.definitions import load_definitions
+
+    def shape(definitions: dg.Definitions) -> dict[str, object]:
+        repo = definitions.get_repository_def()
+        job = repo.get_job("sync")
+        return {"assets": sorted(k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()),
+                "checks": sorted(str(k) for k in repo.asset_graph.asset_check_keys),
+                "jobs": sorted(j.name for j in repo.get_all_jobs()),
+                "schedules": sorted(s.name for s in repo.schedule_defs),
+                "sensors": sorted(s.name for s in repo.sensor_defs),
+                "resources": sorted(definitions.resources or {}),
+                "sync steps": sorted(n.name for n in job.nodes),
+                "sync tags": dict(job.tags)}
+
+    ui, cli = load_definitions(), load_definitions(component_catalogue=False)
+    assert shape(cli) == shape(ui)
+    assert "plan" in shape(cli)["sync steps"] and shape(cli)["checks"]
+    assert "plugin_component_types_json" in (ui.metadata or {})
+    assert "plugin_component_types_json" not in (cli.metadata or {})
+
+
 def test_materialising_the_job_publishes_and_reports_metadata(job_config: Path, db_url: str) -> None:
     from rag_pipeline.definitions import load_definitions
 

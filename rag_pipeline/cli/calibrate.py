@@ -9,6 +9,7 @@ import argparse
 import hashlib
 from pathlib import Path
 
+from rag_pipeline import heap
 from rag_pipeline.cli.common import connection, embedder, load_config
 from rag_pipeline.cli.output import console, emit_json, shown
 from rag_pipeline.errors import EXIT_OK, UsageError
@@ -35,6 +36,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         model_id = store.search.index_model_id(conn)
         if model_id is None:
             raise UsageError("the index is empty: sync documents before calibrating refusal")
+        heap.work_begins()
         for case in cases:
             hits = search(conn, model, case.question, list(case.groups), k=config.evaluation.k,
                           as_of=case.as_of, log=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rag_pipeline import heap
 from rag_pipeline.cli.common import as_of, connection, embedder, load_config, refusal_threshold
 from rag_pipeline.cli.output import console, emit_json, shown
 from rag_pipeline.errors import EXIT_GATE, EXIT_OK
@@ -26,6 +27,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     model = embedder(config)
     with connection(config) as conn:
         threshold = refusal_threshold(conn, config, at)
+        heap.work_begins()
         report = evaluate(conn, model, cases, k=config.evaluation.k, thresholds=config.evaluation.thresholds,
                           refusal_threshold=threshold, as_of=at)
     if args.json:

@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
+from rag_pipeline import heap
 from rag_pipeline.cli import calibrate, db, evaluate, explain, history, search, status, sync
 from rag_pipeline.cli.output import err
 from rag_pipeline.config import default_config_path
@@ -45,7 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _quiet_libraries()
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        with heap.startup():  # imports and model loads without collector passes (rag_pipeline.heap)
+            return args.func(args)
     except PipelineError as exc:
         err(str(exc))
         return exc.exit_code

@@ -15,6 +15,7 @@ from typing import Any
 
 import dagster as dg
 
+from rag_pipeline import heap
 from rag_pipeline.cli.output import err
 from rag_pipeline.config import Config
 from rag_pipeline.definitions import load_definitions
@@ -98,7 +99,7 @@ def _instance(config: Config, index_url: str) -> Iterator[dg.DagsterInstance]:
 def run_sync(config: Config, sources: list[str], allow_mass_tombstone: bool, show_progress: bool = False) -> SyncOutcome:
     """Run the job; return the run's outcome as recorded in the index database."""
     url = prepare_database(config)  # starts the embedded server once for all steps of this process
-    job = load_definitions().resolve_job_def("sync")
+    job = load_definitions(component_catalogue=False).resolve_job_def("sync")
     tags = {TAG_SOURCE: ",".join(sources) or ALL_SOURCES, TAG_TRIGGER: "cli"}
     run_config = {
         "ops": {"plan": {"config": {"sources": sources, "allow_mass_tombstone": allow_mass_tombstone}}},
@@ -107,6 +108,7 @@ def run_sync(config: Config, sources: list[str], allow_mass_tombstone: bool, sho
     }
     started = time.monotonic()
     with progress_bar(show_progress) as progress, _instance(config, url) as instance:
+        heap.work_begins()
         result = job.execute_in_process(run_config=run_config, instance=instance, raise_on_error=False, tags=tags,
                                         resources=build_resources(str(config.path), progress, err))
     outcome = read_outcome(url, result.run_id, crashed_with=None if result.success else _step_error(result))

@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rag_pipeline import heap
 from rag_pipeline.cli.common import as_of, connection, embedder, groups, load_config, refusal_threshold
 from rag_pipeline.cli.output import console, emit_json, pages, shown
 from rag_pipeline.errors import EXIT_FAILURE, EXIT_OK, PipelineError, UsageError
@@ -45,6 +46,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     with connection(config, role=READER) as conn:
         if args.queries:
+            heap.work_begins()
             return _search_batch(conn, config, model, Path(args.queries), caller_groups, when, args.k, args.user)
         from rag_pipeline.retrieval import search
 

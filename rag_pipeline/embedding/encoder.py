@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from rag_pipeline import heap
 from rag_pipeline.embedding.backend_choice import BackendChoice, Encode, choose
 from rag_pipeline.embedding.backends import AUTO, BACKENDS, BF16, ONNX, REFERENCE, REFERENCE_NUMERICS, native_bf16, numerics_for
 from rag_pipeline.embedding.digest_cache import weights_digest
@@ -52,12 +53,13 @@ class Embedder:
     @cached_property
     def model(self) -> Any:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from sentence_transformers import SentenceTransformer
+        with heap.loading():
+            from sentence_transformers import SentenceTransformer
 
-        try:
-            return SentenceTransformer(str(self.path), device=self.device)
-        except Exception as exc:
-            raise ModelError(f"cannot load embedding model from {self.path}: {exc}") from exc
+            try:
+                return SentenceTransformer(str(self.path), device=self.device)
+            except Exception as exc:
+                raise ModelError(f"cannot load embedding model from {self.path}: {exc}") from exc
 
     @property
     def tokenizer(self) -> Any:
@@ -121,9 +123,10 @@ class Embedder:
 
     @cached_property
     def _onnx_encoder(self) -> Any:
-        from rag_pipeline.embedding.onnx_backend import OnnxEncoder
+        with heap.loading():
+            from rag_pipeline.embedding.onnx_backend import OnnxEncoder
 
-        return OnnxEncoder(self.model, weights_digest(self.path))
+            return OnnxEncoder(self.model, weights_digest(self.path))
 
     @cached_property
     def _bf16_model(self) -> Any:
