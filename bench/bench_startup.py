@@ -17,6 +17,7 @@ both walls and their ratio. The bench prints figures only.
     python bench/bench_startup.py                          # temp copy of the demo, synced first
     python bench/bench_startup.py --config demo/rag_pipeline.yaml --repeat 3
     python bench/bench_startup.py --baseline-ref main --json /tmp/startup.json   # before/after
+    python bench/bench_startup.py --broken-files --baseline-ref main   # a corpus with files the parser refuses
 
 Targets (issue 12): no-op sync of the demo <= 3 s; one search <= 1.5 s beyond the model load.
 """
@@ -164,17 +165,25 @@ def run_probe(tree: Path, command: str, config: Path, plain: bool = False) -> di
     return result
 
 
-def prepare_demo(work: Path, tree: Path = ROOT) -> Path:
+BROKEN_FILES = {"broken.pdf": b"%PDF-1.4 truncated", "data.xyz": b"a type no parser reads"}
+
+
+def prepare_demo(work: Path, tree: Path = ROOT, broken: bool = False) -> Path:
     """A private copy of the demo corpus and config (its own embedded database), synced once
-    by `tree` (the initial sync is printed, not part of the figures)."""
+    by `tree` (the initial sync is printed, not part of the figures). With `broken`, two files
+    the parser refuses are added, as real corpora have (a truncated PDF, an unknown type); the
+    initial sync is then run twice (the first stops at max_failed_share, two new failures)."""
     work.mkdir(parents=True)
     for name in ("docs", "eval.yaml", "rag_pipeline.yaml"):
         source = ROOT / "demo" / name
         (shutil.copytree if source.is_dir() else shutil.copy)(source, work / name)
+    for name, data in BROKEN_FILES.items() if broken else ():
+        (work / "docs" / name).write_bytes(data)
     config = work / "rag_pipeline.yaml"
-    first = run_probe(tree, "sync", config)
-    print(f"initial sync of a demo copy by {'the current tree' if tree == ROOT else 'the baseline'}: "
-          f"{first['wall']:.1f} s (exit {first['code']})", flush=True)
+    for _ in range(2 if broken else 1):
+        first = run_probe(tree, "sync", config)
+        print(f"initial sync of a demo copy by {'the current tree' if tree == ROOT else 'the baseline'}: "
+              f"{first['wall']:.1f} s (exit {first['code']})", flush=True)
     return config
 
 
@@ -245,6 +254,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2, help="runs of each command (best is reported)")
     parser.add_argument("--baseline-ref", help="git ref to compare with, run in alternation (e.g. main)")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument("--broken-files", action="store_true",
+                        help="add a truncated PDF and an unknown file type to the demo copy (refused by the parser)")
     args = parser.parse_args()
     if args.probe:
         print(json.dumps(probe(args.probe, str(args.config))))
@@ -256,8 +267,8 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="rag-bench-startup-"))
     try:
         with baseline_tree(args.baseline_ref) as base:
-            config = args.config.resolve() if args.config else prepare_demo(work / "current")
-            base_config = prepare_demo(work / "baseline", base) if base is not None else None
+            config = args.config.resolve() if args.config else prepare_demo(work / "current", broken=args.broken_files)
+            base_config = prepare_demo(work / "baseline", base, args.broken_files) if base is not None else None
             runs: dict[str, list[dict[str, Any]]] = {"sync": [], "search": []}
             plain: dict[str, list[dict[str, Any]]] = {"sync": [], "search": []}
             baseline: dict[str, list[float]] = {"sync": [], "search": []}

@@ -103,7 +103,7 @@ def test_a_run_with_nothing_to_do_finishes_at_plan_and_skips_every_later_step(jo
     job = load_definitions().resolve_job_def("sync")
     instance = dg.DagsterInstance.ephemeral()
     assert job.execute_in_process(instance=instance, raise_on_error=False).success
-    (demo_copy / "broken.pdf").unlink()  # a quarantined file is parsed again by every run: work
+    # broken.pdf stays: the parser refused these bytes before, so it is no work, yet still shown
     result = job.execute_in_process(instance=instance, raise_on_error=False)
     assert result.success
     skipped = {e.step_key for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_SKIPPED}
@@ -113,7 +113,10 @@ def test_a_run_with_nothing_to_do_finishes_at_plan_and_skips_every_later_step(jo
               if e.event_type == dg.DagsterEventType.ASSET_OBSERVATION
               and e.event_specific_data.asset_observation.asset_key == dg.AssetKey("plan")]
     assert plan.metadata["unchanged"].value == 7 and plan.metadata["new"].value == 0
-    assert "nothing to do" in plan.metadata["outcome"].value and plan.metadata["quarantined"].value == 0
+    assert plan.metadata["still_quarantined"].value == 1 and plan.metadata["quarantined"].value == 1
+    assert "nothing to do" in plan.metadata["outcome"].value and "broken.pdf" in plan.metadata["quarantine"].value
+    assert query(db_url, "SELECT stage, strpos(error, 'not parsed again') > 0 FROM quarantine WHERE run_id = %s",
+                 result.run_id) == [("parse", True)]
     [observed] = instance.fetch_observations(dg.AssetKey(["source", "larkspur"]), limit=1).records
     assert observed.run_id == result.run_id and observed.event_log_entry.asset_observation.metadata["run_status"].value == "nothing_to_do"
     assert query(db_url, "SELECT status, gate_passed, gate_reason, finished_at IS NOT NULL FROM runs WHERE run_id = %s",
@@ -127,9 +130,9 @@ def test_a_run_with_nothing_to_do_finishes_at_plan_and_skips_every_later_step(jo
     [plan] = [e.event_specific_data.asset_observation for e in result.all_events
               if e.event_type == dg.DagsterEventType.ASSET_OBSERVATION
               and e.event_specific_data.asset_observation.asset_key == dg.AssetKey("plan")]
-    assert plan.metadata["skipped"].value == 1 and plan.metadata["quarantined"].value == 1
+    assert plan.metadata["skipped"].value == 1 and plan.metadata["quarantined"].value == 2
     assert "pipe.md" in plan.metadata["quarantine"].value and "not a regular file" in plan.metadata["quarantine"].value
-    assert query(db_url, "SELECT stage FROM quarantine WHERE run_id = %s", result.run_id) == [("list",)]
+    assert sorted(query(db_url, "SELECT stage FROM quarantine WHERE run_id = %s", result.run_id)) == [("list",), ("parse",)]
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'")[0][0] == 7
     (demo_copy / "it" / "pipe.md").unlink()
 

@@ -37,6 +37,11 @@ def test_an_oversized_file_is_quarantined_from_its_listed_size_and_its_blob_neve
     # the previous edition stays live, under the new groups: access never waits for content
     assert versions(db_url, "grows.md")[-1][2:] == ("live", ["editors"])
     assert query(db_url, "SELECT count(*) FROM run_items") == [(0,)]
+    # unchanged and still too large: no work for the next run, still reported
+    code, out = sync(capsys, config)
+    assert code == 0 and out["status"] == "nothing_to_do", out
+    assert out["counts"]["plan"]["still_quarantined"] == 2 and {q["uri"] for q in out["quarantined"]} == {"huge.md", "grows.md"}
+    assert versions(db_url, "grows.md")[-1][2:] == ("live", ["editors"])
 
 
 def test_a_fifo_in_the_source_folder_is_skipped_and_the_sync_completes(capsys, tmp_path: Path, db_url: str, monkeypatch) -> None:

@@ -70,6 +70,9 @@ def _is_alive(context: dg.AssetExecutionContext):  # noqa: ANN202
     return alive
 
 
+PLAN_COUNTS = ("new", "changed", "acl_changed", "reparse", "unchanged", "gone", "skipped", planning.STILL_QUARANTINED)
+
+
 @dg.asset(group_name=GROUP, kinds=PY_PG, owners=OWNERS, output_required=False,
           description="List sources, compare checksums and ACLs with the live index, record work items. "
                       "With nothing to do, finish the run here: every later step is skipped.")
@@ -88,11 +91,10 @@ def plan(
         model_id = store.models.register_model(conn, embedder.identity.as_dict())
     result = planning.plan_run(ctx, model_id, names, allow_mass_tombstone=config.allow_mass_tombstone,
                            is_alive=_is_alive(context))
-    rows = [(s, *(c.get(k, 0) for k in ("new", "changed", "acl_changed", "reparse", "unchanged", "gone", "skipped")))
-            for s, c in result.per_source.items()]
+    rows = [(s, *(c.get(k, 0) for k in PLAN_COUNTS)) for s, c in result.per_source.items()]
     metadata = {
-        **_numbers("", {k: result.counts.get(k, 0) for k in ("new", "changed", "acl_changed", "reparse", "unchanged", "gone", "skipped")}),
-        "sources": _md_table(("source", "new", "changed", "acl_changed", "reparse", "unchanged", "gone", "skipped"), rows),
+        **_numbers("", {k: result.counts.get(k, 0) for k in PLAN_COUNTS}),
+        "sources": _md_table(("source", *PLAN_COUNTS), rows),
         "model": f"{embedder.identity.name} ({embedder.identity.revision})",
         "run_id": context.run_id,
     }

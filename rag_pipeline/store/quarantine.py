@@ -9,12 +9,26 @@ import psycopg
 from rag_pipeline.store._sql import rows
 
 
-def record_quarantine(conn: psycopg.Connection, run_id: str, source: str, uri: str, checksum: str | None, stage: str, error: str) -> None:
-    """Quarantine a file that never became a work item (e.g. unreadable at listing). Does not commit."""
+def record_quarantine(conn: psycopg.Connection, run_id: str, source: str, uri: str, checksum: str | None, stage: str,
+                      error: str, parse_key: str | None = None) -> None:
+    """Quarantine a file that never became a work item (unreadable at listing, or refused by the
+    parser before with the same bytes and parse key). Does not commit."""
     conn.execute(
-        "INSERT INTO quarantine (run_id, source, uri, checksum, stage, error) VALUES (%s, %s, %s, %s, %s, %s)",
-        (run_id, source, uri, checksum, stage, error),
+        "INSERT INTO quarantine (run_id, source, uri, checksum, stage, error, parse_key)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+        (run_id, source, uri, checksum, stage, error, parse_key),
     )
+
+
+def parser_refusals(conn: psycopg.Connection, source: str) -> dict[str, dict[str, Any]]:
+    """Per file of the source whose latest quarantine entry is the parser's refusal: the bytes
+    (checksum), parse key, stage and error of that refusal (see rag_pipeline.sync.parse_key)."""
+    latest = rows(conn,
+        "SELECT DISTINCT ON (uri) uri, checksum, parse_key, stage, error FROM quarantine"
+        " WHERE source = %s ORDER BY uri, quarantined_at DESC, id DESC",
+        (source,),
+    )
+    return {r["uri"]: r for r in latest if r["parse_key"] is not None and r["checksum"] is not None}
 
 
 def run_quarantine(conn: psycopg.Connection, run_id: str) -> list[dict[str, Any]]:
@@ -25,7 +39,8 @@ def run_quarantine(conn: psycopg.Connection, run_id: str) -> list[dict[str, Any]
 
 
 # The latest entry per file, among entries at least as recent as the last completed run of
-# the file's source: files failing still are quarantined again by every run, so an entry older
+# the file's source: files failing still are quarantined again by every run (a parser's refusal
+# of unchanged bytes is carried forward by plan, not parsed again), so an entry older
 # than that run is a file since removed or fixed, and no longer shown.
 CURRENT_QUARANTINE = (
     "WITH last_done AS (SELECT s AS source, max(r.started_at) AS started_at FROM runs r, unnest(r.sources) s"

@@ -82,18 +82,20 @@ _ADVANCE = {
 }
 
 
-def quarantine_item(conn: psycopg.Connection, run_id: str, source: str, uri: str, stage: str, error: str) -> None:
-    """Take an item out of the run and record why. Its live version (if any) is untouched. Does not commit."""
+def quarantine_item(conn: psycopg.Connection, run_id: str, source: str, uri: str, stage: str, error: str,
+                    parse_key: str | None = None) -> None:
+    """Take an item out of the run and record why (with the parse key when the parser refused
+    it). Its live version (if any) is untouched. Does not commit."""
     conn.execute(
         "UPDATE run_items SET stage = 'quarantined', error = %s, parsed = NULL, cleaned = NULL,"
         " chunks = NULL, embeddings = NULL WHERE run_id = %s AND source = %s AND uri = %s",
         (error, run_id, source, uri),
     )
     conn.execute(
-        "INSERT INTO quarantine (run_id, source, uri, checksum, stage, error)"
-        " SELECT run_id, source, uri, checksum, %s, %s FROM run_items"
+        "INSERT INTO quarantine (run_id, source, uri, checksum, stage, error, parse_key)"
+        " SELECT run_id, source, uri, checksum, %s, %s, %s FROM run_items"
         " WHERE run_id = %s AND source = %s AND uri = %s",
-        (stage, error, run_id, source, uri),
+        (stage, error, parse_key, run_id, source, uri),
     )
 
 

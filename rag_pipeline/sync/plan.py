@@ -1,5 +1,10 @@
 """Step 1, plan: list every source, compare with the live index, copy new bytes into the blob
-store and record the run's work items (new, changed, acl_changed, reparse, gone)."""
+store and record the run's work items (new, changed, acl_changed, reparse, gone).
+
+A file the parser refused before is not a work item while its bytes and everything the
+refusal depends on are the same (`still_quarantined`, see sync/parse_key.py): the run records
+the same quarantine entry again, so it stays visible, and a corpus with one broken file still
+gets a sync with nothing to do when nothing changed."""
 
 from __future__ import annotations
 
@@ -13,11 +18,13 @@ from rag_pipeline.chunking import CHUNKER_VERSION
 from rag_pipeline.cleaning.clean import CLEANER_VERSION
 from rag_pipeline.embedding import ModelError
 from rag_pipeline.errors import PipelineError
-from rag_pipeline.parsing import KIND_BY_SUFFIX, parser_version_for
-from rag_pipeline.parsing.detect import file_suffix
 from rag_pipeline.sources import ObjectReadError, SkippedObject, SourceObject, open_source
 from rag_pipeline.sync.batches import CONTENT_ACTIONS
 from rag_pipeline.sync.context import SyncContext
+from rag_pipeline.sync.parse_key import parse_key, parser_version_for_name
+
+STILL_QUARANTINED = "still_quarantined"
+NOT_AGAIN = "not parsed again: same bytes, parser and limits as when it failed"
 
 
 class ModelMismatchError(ModelError):
@@ -88,6 +95,7 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
     source = open_source(source_config, ctx.config.limits.max_bytes)
     live = store.versions.live_versions(conn, source_config.name)
     known = store.source_fingerprints.load_fingerprints(conn, source_config.name)
+    refusals = store.quarantine.parser_refusals(conn, source_config.name)
     counts: Counter = Counter()
     items: list[dict] = []
     learned: list[tuple[str, str, str]] = []  # (uri, listing fingerprint, content sha256)
@@ -101,12 +109,14 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
             if isinstance(obj, SkippedObject):
                 raise ObjectReadError(obj.reason)
             action, item, too_large = _plan_object(ctx, source, source_config.name, obj, live.get(obj.uri),
-                                                   known.get(obj.uri), model_id, learned)
+                                                   known.get(obj.uri), model_id, learned, refusals.get(obj.uri))
         except ObjectReadError as exc:
             counts["skipped"] += 1
             stage = "list" if isinstance(obj, SkippedObject) else "read"
             store.quarantine.record_quarantine(conn, ctx.run_id, source_config.name, obj.uri, None, stage, str(exc))
             continue
+        if action == STILL_QUARANTINED:
+            _carry_refusal(conn, ctx, source_config.name, obj.uri, refusals[obj.uri])
         counts[action] += 1
         if item is not None:
             (refused if too_large else items).append(item)
@@ -124,14 +134,15 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
     with conn.transaction():
         store.work_items.insert_items(conn, ctx.run_id, items + refused)
         for item in refused:
-            store.work_items.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], "limits", _too_large(ctx, item))
+            store.work_items.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], "limits", _too_large(ctx, item),
+                                             parse_key(item["uri"], ctx.config.limits))
         store.source_fingerprints.record_fingerprints(conn, source_config.name, learned)
     return counts
 
 
 def _plan_object(ctx: SyncContext, source, source_name: str, obj: SourceObject,  # noqa: ANN001
                  live: store.versions.LiveVersion | None, known: tuple[str, str] | None, model_id: int,
-                 learned: list[tuple[str, str, str]]) -> tuple[str, dict | None, bool]:
+                 learned: list[tuple[str, str, str]], refusal: dict | None = None) -> tuple[str, dict | None, bool]:
     """The object's action, its work item and whether that item is refused as too large by its
     listed size (then never read nor stored; its access change still applies). A listing fingerprint (S3 ETag+size) is turned into
     the content SHA-256 through what earlier runs learned, or by downloading once: so a changed
@@ -149,6 +160,8 @@ def _plan_object(ctx: SyncContext, source, source_name: str, obj: SourceObject, 
     action = _action(obj, live, model_id)
     if action == "unchanged":
         return action, None, False
+    if _refused_again(ctx, obj, action, live, refusal):
+        return STILL_QUARANTINED, None, False
     if action in CONTENT_ACTIONS and blob is None and obj.size > ctx.config.limits.max_bytes:
         return action, _refused_item(source_name, obj, action), True
     return action, _item(ctx, source, source_name, obj, action, blob), False
@@ -177,10 +190,24 @@ def _too_large(ctx: SyncContext, item: dict) -> str:
             "Split the document or raise limits.max_bytes")
 
 
-def parser_version_for_name(uri: str) -> str:
-    """The parser version a file of this name would be parsed with now ('' if unsupported)."""
-    kind = KIND_BY_SUFFIX.get(file_suffix(uri))
-    return parser_version_for(kind) if kind else ""
+def _refused_again(ctx: SyncContext, obj: SourceObject, action: str, live: store.versions.LiveVersion | None,
+                   refusal: dict | None) -> bool:
+    """Whether the parser would refuse these bytes again: it refused the same content under the
+    same parse key, and nothing else about the file needs this run (a live version whose access
+    changed takes the normal way, so the change is published; see stage._stage_access_only)."""
+    if refusal is None or action not in ("new", "changed") or refusal["checksum"] != obj.checksum:
+        return False
+    if live is not None and sorted(live.acl_groups) != sorted(obj.acl_groups):
+        return False
+    return refusal["parse_key"] == parse_key(obj.uri, ctx.config.limits)
+
+
+def _carry_refusal(conn, ctx: SyncContext, source_name: str, uri: str, refusal: dict) -> None:  # noqa: ANN001
+    """The earlier refusal, recorded for this run as well: status, the run's report and the
+    failure-share rule (a known failure, never a new one) see it as before."""
+    error = refusal["error"] if refusal["error"].endswith(NOT_AGAIN) else f"{refusal['error']} ({NOT_AGAIN})"
+    store.quarantine.record_quarantine(conn, ctx.run_id, source_name, uri, refusal["checksum"], refusal["stage"],
+                                       error, refusal["parse_key"])
 
 
 def _action(obj: SourceObject, live: store.versions.LiveVersion | None, model_id: int) -> str:

@@ -29,6 +29,7 @@ from rag_pipeline.parse_worker import ParseWorker, from_wire
 from rag_pipeline.parsing.types import Element, ParseError
 from rag_pipeline.sync.batches import Shard, work_batches, work_shards
 from rag_pipeline.sync.context import SyncContext
+from rag_pipeline.sync.parse_key import parse_key
 
 # Per-document detail a step returns for operators is capped: a run's result must not grow with
 # the corpus (memory stays flat at 10,000 documents). Counters cover every document.
@@ -139,9 +140,11 @@ def parse_items(ctx: SyncContext, shard: Shard | None = None, worker: ParseWorke
                 try:
                     wire = worker.parse(ctx.blobs.get(item["blob_sha256"]), item["uri"])
                 except (ParseError, OSError) as exc:
-                    stage = exc.stage if isinstance(exc, ParseError) else "read"
+                    refused = isinstance(exc, ParseError)  # the parser's verdict, not a failed read
+                    stage = exc.stage if refused else "read"
+                    key = parse_key(item["uri"], ctx.config.limits) if refused else None
                     with conn.transaction():
-                        store.work_items.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], stage, str(exc))
+                        store.work_items.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], stage, str(exc), key)
                     counts["quarantined"] += 1
                     continue
                 wire = _redacted(wire)
