@@ -205,7 +205,7 @@ def _refused_again(ctx: SyncContext, obj: SourceObject, action: str, live: store
 def _carry_refusal(conn, ctx: SyncContext, source_name: str, uri: str, refusal: dict) -> None:  # noqa: ANN001
     """The earlier refusal, recorded for this run as well: status, the run's report and the
     failure-share rule (a known failure, never a new one) see it as before."""
-    error = refusal["error"] if refusal["error"].endswith(NOT_AGAIN) else f"{refusal['error']} ({NOT_AGAIN})"
+    error = refusal["error"] if NOT_AGAIN in refusal["error"] else f"{refusal['error']} ({NOT_AGAIN})"
     store.quarantine.record_quarantine(conn, ctx.run_id, source_name, uri, refusal["checksum"], refusal["stage"],
                                        error, refusal["parse_key"])
 
