@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -98,3 +101,19 @@ def index_documents(db_url: str, embedder: Any, docs: dict[str, tuple[str, str]]
             fields = {"model_id": model_id, "acl_groups": [group], "language": language, "checksum": uri}
             store.versions.stage_content_version(conn, "index-run", "docs", uri, fields, chunks, vectors)
         store.versions.publish(conn, "index-run")
+
+
+@contextmanager
+def collections_started() -> Iterator[list[int]]:
+    """The generation of every automatic garbage collection that starts inside the block."""
+    started: list[int] = []
+
+    def record(phase: str, info: dict) -> None:
+        if phase == "start":
+            started.append(info["generation"])
+
+    gc.callbacks.append(record)
+    try:
+        yield started
+    finally:
+        gc.callbacks.remove(record)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DEMO_DIR, LATEST_MIGRATION, fresh_database, write_config
-from helpers import run_cli
+from helpers import collections_started, run_cli
 
 POLICY = "policies/travel-policy.pdf"
 
@@ -142,17 +142,8 @@ def test_commands_collect_the_garbage_of_their_work_and_give_the_collector_back(
 
     config, _ = index
     thresholds = gc.get_threshold()
-    collections: list[int] = []
-
-    def record(phase: str, info: dict) -> None:
-        if phase == "start":
-            collections.append(info["generation"])
-
-    gc.callbacks.append(record)
-    try:
+    with collections_started() as collections:
         code, report = run_cli(capsys, "eval", str(DEMO_DIR / "eval.yaml"), "--config", str(config))
-    finally:
-        gc.callbacks.remove(record)
     assert code == 0 and report["cases"]
     assert collections, "the evaluation ran with the collector off"
     assert gc.isenabled() and gc.get_threshold() == thresholds and gc.get_freeze_count() == 0

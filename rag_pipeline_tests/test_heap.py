@@ -8,6 +8,7 @@ import gc
 from collections.abc import Callable, Iterator
 
 import pytest
+from helpers import collections_started
 
 from rag_pipeline import heap
 
@@ -32,17 +33,8 @@ class Cycle:
 
 def collections_during(action: Callable[[], object]) -> int:
     """How many automatic collections start while `action` runs."""
-    started: list[int] = []
-
-    def record(phase: str, info: dict) -> None:
-        if phase == "start":
-            started.append(info["generation"])
-
-    gc.callbacks.append(record)
-    try:
+    with collections_started() as started:
         action()
-    finally:
-        gc.callbacks.remove(record)
     return len(started)
 
 
