@@ -9,6 +9,13 @@ the unchanged folder shows the no-op cost (listing and hashing only).
 
     python bench/bench_sync.py                      # demo + shared corpus PDF/DOCX/PPTX/HTML/MD <= 1 MB
     python bench/bench_sync.py --docs some/folder   # any folder (give it an _access.yaml)
+    python bench/bench_sync.py --overlap            # also: what parsing beside encoding would save
+
+`--overlap` measures, after the sync, what running the parser beside the encoder (issue 12's
+"parsing overlaps encoding") could save on this machine: the parser process (warm) parsing every
+file alone, the model encoding every chunk input alone, and both at once (the parser fed from a
+thread while the model encodes). The saving is (parse + encode - both at once) / (parse +
+encode); it is the most an overlapping pipeline could gain, before any cost of its own.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import resource
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -30,6 +38,8 @@ from rag_pipeline import store
 from rag_pipeline.chunking import section_prefix
 from rag_pipeline.config import DEFAULT_THRESHOLDS, Config, config_from_dict
 from rag_pipeline.embedding import load_embedder
+from rag_pipeline.parse_worker import ParseWorker
+from rag_pipeline.parsing.types import ParseError
 from rag_pipeline.sync import gate, plan, process, stage
 from rag_pipeline.sync.context import SyncContext, prepare_database
 
@@ -87,6 +97,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=Path, help="folder to sync (default: demo + shared corpus)")
     parser.add_argument("--max-mb", type=float, default=1.0, help="default folder: skip corpus files larger than this")
+    parser.add_argument("--overlap", action="store_true", help="also measure parsing beside encoding (see above)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="rag-bench-sync-"))
     work.chmod(0o755)
@@ -111,6 +122,8 @@ def main() -> None:
         embedder.encode(texts)
         baseline_s = time.perf_counter() - started
         report(first, second, run, len(texts), pages, setup_s, baseline_s)
+        if args.overlap:
+            overlap(config, docs, embedder, texts)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -131,6 +144,49 @@ def report(first: dict, second: dict, run: dict, chunks: int, pages: int, setup_
           f"(plan {second['plan']:.2f} s, gate {second['gate']:.2f} s)")
     print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB "
           "(the parse worker process is separate)")
+
+
+def parse_all(worker: ParseWorker, files: list[Path]) -> None:
+    for path in files:
+        try:
+            worker.parse(path.read_bytes(), path.name)
+        except ParseError:
+            pass  # a refused file costs what it costs in a sync too
+
+
+def overlap(config: Config, docs: Path, embedder, texts: list[str]) -> None:
+    """Parse alone, encode alone, both at once (see the module docstring); OCR as configured."""
+    files = sorted(p for p in docs.rglob("*") if p.is_file() and not p.name.startswith("_"))
+    with ParseWorker(config.limits) as worker:
+        worker.parse(b"# warm\n\nup\n", "warm.md")  # start-up is not what is compared
+        started = time.perf_counter()
+        parse_all(worker, files)
+        parse_s = time.perf_counter() - started
+        started = time.perf_counter()
+        embedder.encode(texts)
+        encode_s = time.perf_counter() - started
+        parsed_at: list[float] = []
+        started = time.perf_counter()
+        feeder = threading.Thread(target=lambda: (parse_all(worker, files), parsed_at.append(time.perf_counter())))
+        feeder.start()
+        embedder.encode(texts)
+        encoded_at = time.perf_counter()
+        feeder.join()
+        both_s = max(encoded_at, parsed_at[0]) - started
+    serial = parse_s + encode_s
+    print(f"\noverlap ({len(files)} files, {len(texts)} chunk inputs, {os.cpu_count()} CPUs, "
+          f"torch threads {_torch_threads()}):")
+    print(f"  parse alone {parse_s:.1f} s, encode alone {encode_s:.1f} s, one after the other {serial:.1f} s")
+    print(f"  both at once {both_s:.1f} s (parse done at {parsed_at[0] - started:.1f} s, "
+          f"encode at {encoded_at - started:.1f} s)")
+    print(f"  overlap would save {serial - both_s:.1f} s = {(serial - both_s) / serial:.1%} of parse + encode "
+          f"(the most it could: {min(parse_s, encode_s) / serial:.1%}, if the two did not compete for the cores)")
+
+
+def _torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
 
 
 if __name__ == "__main__":

@@ -101,13 +101,18 @@ def from_wire(data: dict[str, Any]) -> ParsedDocument:
 
 
 class ParseWorker:
-    """One long-lived parser process (imports are paid once), replaced after a timeout or crash."""
+    """One long-lived parser process (imports are paid once), replaced after a timeout or crash.
+
+    `start` only launches the process: its imports (seconds) run while the caller does other
+    work, such as loading the embedding model; the first `parse` waits for it to be ready."""
 
     def __init__(self, limits: ParseLimits = ParseLimits()) -> None:
         self.limits = limits
         self._ctx = mp.get_context("spawn")  # never fork a process that holds torch threads
         self._proc: Any = None
         self._conn: Connection | None = None
+        self._ready = False
+        self.starts = 0  # processes started so far (a timeout or crash starts a new one)
 
     def __enter__(self) -> ParseWorker:
         return self
@@ -115,24 +120,32 @@ class ParseWorker:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def start(self) -> None:
+        """Launch the process unless one is running; returns at once."""
+        if self._proc is not None and self._proc.is_alive():
+            return
+        self._kill()
+        parent, child = self._ctx.Pipe()
+        self._proc = self._ctx.Process(target=_serve, args=(child, self.limits), name="rag-parse-worker")
+        self._proc.start()
+        child.close()
+        self._conn, self._ready = parent, False
+        self.starts += 1
+
     def _ensure(self) -> Connection:
-        if self._proc is None or not self._proc.is_alive():
-            parent, child = self._ctx.Pipe()
-            self._proc = self._ctx.Process(target=_serve, args=(child, self.limits), name="rag-parse-worker")
-            self._proc.start()
-            child.close()
-            self._conn = parent
+        self.start()
+        assert self._conn is not None
+        if not self._ready:
             try:
-                ready = parent.poll(STARTUP_SECONDS) and parent.recv() == ("ready",)
+                self._ready = self._conn.poll(STARTUP_SECONDS) and self._conn.recv() == ("ready",)
             except (EOFError, OSError):
-                ready = False
-            if not ready:
+                self._ready = False
+            if not self._ready:
                 self._kill()
                 raise ParseWorkerError(
                     "the parser process did not start within "
                     f"{STARTUP_SECONDS} s; check that the parsing packages import (python -c 'import rag_pipeline.parsing')"
                 )
-        assert self._conn is not None
         return self._conn
 
     def parse(self, data: bytes, name: str) -> dict[str, Any]:
@@ -178,7 +191,9 @@ class ParseWorker:
         if self._proc is not None:
             self._proc.kill()
             self._proc.join(5)
-        self._proc, self._conn = None, None
+        if self._conn is not None:
+            self._conn.close()
+        self._proc, self._conn, self._ready = None, None, False
 
     def close(self) -> None:
         if self._conn is not None:
@@ -187,7 +202,7 @@ class ParseWorker:
             self._proc.join(5)
             if self._proc.is_alive():
                 self._proc.kill()
-        self._proc, self._conn = None, None
+        self._proc, self._conn, self._ready = None, None, False
 
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100

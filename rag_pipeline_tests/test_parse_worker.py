@@ -44,6 +44,30 @@ def test_normal_files_parse_under_cpu_load_while_a_pathological_file_is_stopped(
         for path in files:  # the first file after a timeout gets a fresh worker, warmed before timing
             wire = worker.parse(path.read_bytes(), path.name)
             assert wire["elements"], path
+        assert worker.starts == 2  # the timeout cost one replacement, not one per later file
+
+
+def _parser_processes() -> list:
+    import multiprocessing
+
+    return [p for p in multiprocessing.active_children() if p.name == "rag-parse-worker"]
+
+
+def test_a_parser_started_ahead_is_one_process_replaced_if_it_dies_while_starting() -> None:
+    """`start` launches the parser and returns, so its imports run while the caller loads
+    something else; starting again adds no process. A parser killed while it starts (the OOM
+    killer, an operator) is replaced by the first parse, which then succeeds; none is left
+    behind."""
+    with ParseWorker(ParseLimits(ocr=False)) as worker:
+        worker.start()
+        worker.start()
+        [starting] = _parser_processes()
+        starting.kill()
+        starting.join(10)
+        wire = worker.parse(b"# Title\n\nBody text of the document.\n", "doc.md")
+        assert [e["text"] for e in wire["elements"]] == ["Title", "Body text of the document."]
+        assert worker.starts == 2 and len(_parser_processes()) == 1
+    assert _parser_processes() == []
 
 
 def test_warm_up_parses_a_sample_of_every_supported_kind() -> None:

@@ -156,8 +156,40 @@ def _sharded_ops(step: str, resource_keys: set[str], run_shard: ShardStep, repor
     return list_shards, one_shard, combine
 
 
+# Executors that run every step of a run in one process, where a loaded model stays loaded.
+SHARED_PROCESS_EXECUTORS = {"in_process", "execute_in_process_executor"}
+
+
 def _parse_shard(context: dg.OpExecutionContext, ctx: SyncContext, shard: Shard) -> process.StepResult:
-    return process.parse_items(ctx, shard)
+    worker = context.resources.parser.get()
+    starts = worker.starts
+    meanwhile = None
+    if context.job_def.executor_def.name in SHARED_PROCESS_EXECUTORS:
+        meanwhile = _load_model_meanwhile(context)
+    result = process.parse_items(ctx, shard, worker, meanwhile)
+    if worker.starts > starts:
+        context.log.info(f"started {worker.starts - starts} parser process(es) for this shard "
+                         f"({worker.starts} in this step process)")
+    return result
+
+
+def _load_model_meanwhile(context: dg.OpExecutionContext) -> Callable[[], None]:
+    """Load the embedding model (seconds of imports and weights) while the parse worker imports
+    its own libraries: chunk and embed, later in this process, need it. Only where the steps
+    share the process; a model that fails to load here is left for the chunk step to report."""
+
+    def load() -> None:
+        embedder = context.resources.embedding_model.get()
+        if embedder.loaded:
+            return
+        try:
+            embedder.model  # noqa: B018 -- a cached property: loading is the point
+        except Exception as exc:  # noqa: BLE001 -- the chunk step loads again and fails with the real error
+            context.log.warning(f"could not load the embedding model while parsing ({exc}); the chunk step will try again")
+            return
+        context.log.info("loaded the embedding model while the parser process started")
+
+    return load
 
 
 def _quarantine_metadata(ctx: SyncContext) -> dict[str, Any]:
@@ -213,7 +245,7 @@ def _embed_report(context: dg.OpExecutionContext, ctx: SyncContext, result: proc
     return metadata
 
 
-parse_shards, parse_shard, parse_combine = _sharded_ops("parse", set(), _parse_shard, _parse_report)
+parse_shards, parse_shard, parse_combine = _sharded_ops("parse", {"parser", "embedding_model"}, _parse_shard, _parse_report)
 clean_shards, clean_shard, clean_combine = _sharded_ops("clean", set(), _clean_shard, _clean_report)
 chunk_shards, chunk_shard, chunk_combine = _sharded_ops(
     "chunk", {"embedding_model"}, _chunk_shard, lambda context, ctx, result: _numbers("", result.counts))

@@ -1,5 +1,5 @@
-"""Resources: the pipeline configuration, the database, the sources, the embedding model and
-where progress goes.
+"""Resources: the pipeline configuration, the database, the sources, the embedding model, the
+parser process and where progress goes.
 
 All are built from one `rag_pipeline.yaml`: the UI's definitions take its path from
 RAG_PIPELINE_CONFIG (default `rag_pipeline.yaml` in the working directory), the CLI passes the
@@ -17,6 +17,7 @@ from rag_pipeline import database as pg
 from rag_pipeline import store
 from rag_pipeline.config import Config, SourceConfig, default_config_path, load_config
 from rag_pipeline.embedding import Embedder, load_embedder
+from rag_pipeline.parse_worker import ParseWorker
 from rag_pipeline.sync.context import Notice, Progress, SyncContext, no_notice, no_progress, prepare_database
 
 
@@ -114,6 +115,27 @@ class EmbeddingModel(dg.ConfigurableResource):
         return self._embedder
 
 
+class ParserProcess(dg.ConfigurableResource):
+    """The parse worker of a step process. Dagster sets a resource up once per process that runs
+    steps: under the in-process executor (the CLI, the per-source jobs) every parse shard of a
+    run shares one worker and its seconds of imports are paid once per run, not per shard;
+    under the multiprocess, Celery or Kubernetes executors each step process has its own. The
+    worker process is started on first use and ends with the step process's resources."""
+
+    settings: PipelineSettings
+    _worker: ParseWorker | None = PrivateAttr(default=None)
+
+    def get(self) -> ParseWorker:
+        if self._worker is None:
+            self._worker = ParseWorker(self.settings.load().limits)
+        return self._worker
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+
 def build_resources(config_path: str | None = None, progress: Progress = no_progress,
                     notice: Notice = no_notice) -> dict[str, Any]:
     """The resources of one configuration; `config_path` defaults to RAG_PIPELINE_CONFIG."""
@@ -125,6 +147,7 @@ def build_resources(config_path: str | None = None, progress: Progress = no_prog
         STEP_OUTPUTS: IndexStepOutputs(database=database),
         "sources": DocumentSources(settings=settings),
         "embedding_model": EmbeddingModel(settings=settings),
+        "parser": ParserProcess(settings=settings),
         "progress": dg.ResourceDefinition.hardcoded_resource(ProgressReporter(progress, notice)),
     }
 

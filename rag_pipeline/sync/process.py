@@ -119,19 +119,28 @@ def _whole_run(ctx: SyncContext, step: str, shard_step: Callable[[Shard], StepRe
     return combine(ctx, step, [shard_step(shard) for shard in step_shards(ctx, step)])
 
 
-def parse_items(ctx: SyncContext, shard: Shard | None = None, worker: ParseWorker | None = None) -> ParseResult:
+def parse_items(ctx: SyncContext, shard: Shard | None = None, worker: ParseWorker | None = None,
+                meanwhile: Callable[[], None] | None = None) -> ParseResult:
     """Parse planned items and record each document's paragraph fingerprints with it, so the
     clean step judges notices across the whole source; returns counts, pages and warnings.
+
+    `meanwhile` runs in this process while the parse worker imports its libraries (seconds
+    that would otherwise pass idle here): the caller's chance to load what its next steps need.
 
     Secrets are redacted (and control characters neutralised) here, before anything of the
     document is stored: the work item and the fingerprints never hold text from before
     redaction, so neither a crashed run's leftovers nor a hash can give a secret away."""
     if shard is None:  # one parse worker for the whole run: its start-up is paid once
         with ParseWorker(ctx.config.limits) as own:
-            return _whole_run(ctx, "parse", lambda s: parse_items(ctx, s, own))
+            shards = step_shards(ctx, "parse")
+            return combine(ctx, "parse", [parse_items(ctx, s, own, meanwhile if i == 0 else None)
+                                          for i, s in enumerate(shards)])
     if worker is None:
         with ParseWorker(ctx.config.limits) as own:
-            return parse_items(ctx, shard, own)
+            return parse_items(ctx, shard, own, meanwhile)
+    worker.start()
+    if meanwhile is not None:
+        meanwhile()
     counts: Counter = Counter()
     warnings: list[str] = []
     with ctx.connect() as conn:
