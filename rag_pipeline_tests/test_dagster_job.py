@@ -334,6 +334,29 @@ def test_the_job_runs_with_the_multiprocess_executor(job_config: Path, tmp_path:
     assert succeeded <= workers, log[-3000:]
 
 
+def test_a_per_source_job_runs_in_one_process_with_one_parser_and_the_model_loaded_while_it_starts(
+        job_config: Path, tmp_path: Path, db_url: str) -> None:
+    """The per-source jobs (what the UI's schedules and sensors launch) run on Dagster's
+    in-process executor: their run, launched as `dagster` launches it, shares the parser and
+    the model between steps like the CLI's, and publishes."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    env = {**os.environ, "DAGSTER_HOME": str(home), "RAG_PIPELINE_CONFIG": str(job_config)}
+    dagster = Path(sys.executable).parent / "dagster"
+    done = subprocess.run([str(dagster), "job", "execute", "-m", "rag_pipeline.definitions", "-j", "sync_larkspur"],
+                          cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600)
+    log = done.stdout + done.stderr
+    assert done.returncode == 0, log[-3000:]
+    assert "Executing steps in process" in log and "Executing steps using multiprocess executor" not in log
+    assert log.count("loaded the embedding model while the parser process started") == 1
+    assert log.count("started 1 parser process(es) for this shard (1 in this step process)") == 1
+    assert query(db_url, "SELECT status FROM runs") == [("published",)]
+    assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'") == [(7,)]
+
+
 def _steps_with_event(log: str, event: str) -> set[str]:
     """Step names of Dagster's console log lines of one event type
     (`time - dagster - LEVEL - job - run_id - pid - step - EVENT - message`)."""
