@@ -13,6 +13,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import resource
+import sys
 import time
 from multiprocessing.connection import Connection
 from typing import Any
@@ -38,6 +39,7 @@ def _serve(conn: Connection, limits: ParseLimits) -> None:
     except (ValueError, OSError):
         pass
     _die_with_parent()
+    _without_torch()
     from rag_pipeline import heap
 
     with heap.loading():  # the libraries stay for the worker's life: no collector passes over them
@@ -60,6 +62,14 @@ def _serve(conn: Connection, limits: ParseLimits) -> None:
             conn.send(("error", f"parsing needed more than {WORKER_MEMORY_BYTES >> 30} GiB of memory", "parse"))
         except Exception as exc:  # noqa: BLE001 -- a parser bug must become a quarantine entry
             conn.send(("error", f"parser failed unexpectedly: {type(exc).__name__}: {exc}", "parse"))
+
+
+def _without_torch() -> None:
+    """Parsing never uses torch, but spaCy's thinc imports it whenever it is installed (it is:
+    the embedding model needs it): 2 s of the parser's start-up and 185 MiB of its memory, spent
+    while the run's own process loads torch for the model. Marked absent, thinc takes its numpy
+    path, as on a machine without torch; spaCy's pipelines give the same results on it."""
+    sys.modules.setdefault("torch", None)  # type: ignore[assignment] -- None: "import torch" raises ImportError
 
 
 def _die_with_parent() -> None:
@@ -141,10 +151,14 @@ class ParseWorker:
             except (EOFError, OSError):
                 self._ready = False
             if not self._ready:
+                self._proc.join(1)
+                code = self._proc.exitcode
                 self._kill()
+                what = f"exited with code {code} while starting" if code is not None else \
+                    f"did not start within {STARTUP_SECONDS} s"
                 raise ParseWorkerError(
-                    "the parser process did not start within "
-                    f"{STARTUP_SECONDS} s; check that the parsing packages import (python -c 'import rag_pipeline.parsing')"
+                    f"the parser process {what}; check that the parsing packages import "
+                    "(python -c 'import rag_pipeline.parsing')"
                 )
         return self._conn
 
