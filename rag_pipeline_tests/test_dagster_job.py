@@ -308,20 +308,10 @@ def test_failed_ui_runs_are_recorded_and_release_their_source(job_config: Path, 
 def test_the_job_runs_with_the_multiprocess_executor(job_config: Path, tmp_path: Path, db_url: str) -> None:
     """Every step in its own process, as `dagster dev` runs it: the steps share nothing but
     PostgreSQL and the blob store, and the run still publishes."""
-    import os
-    import subprocess
-    import sys
-
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    env = {**os.environ, "DAGSTER_HOME": str(home), "RAG_PIPELINE_CONFIG": str(job_config)}
-    dagster = Path(sys.executable).parent / "dagster"
-    done = subprocess.run([str(dagster), "job", "execute", "-m", "rag_pipeline.definitions", "-j", "sync"],
-                          cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600)
-    log = done.stdout + done.stderr
+    code, log = _execute_as_dagster_does("sync", job_config, tmp_path)
     assert "Executing steps using multiprocess executor" in log
     assert "loaded the embedding model while the parser process started" not in log  # another process embeds
-    assert done.returncode == 0, log[-3000:]
+    assert code == 0, log[-3000:]
     assert query(db_url, "SELECT status FROM runs") == [("published",)]
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'") == [(7,)]
     succeeded = _steps_with_event(log, "STEP_SUCCESS")
@@ -339,22 +329,28 @@ def test_a_per_source_job_runs_in_one_process_with_one_parser_and_the_model_load
     """The per-source jobs (what the UI's schedules and sensors launch) run on Dagster's
     in-process executor: their run, launched as `dagster` launches it, shares the parser and
     the model between steps like the CLI's, and publishes."""
-    import subprocess
-    import sys
-
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    env = {**os.environ, "DAGSTER_HOME": str(home), "RAG_PIPELINE_CONFIG": str(job_config)}
-    dagster = Path(sys.executable).parent / "dagster"
-    done = subprocess.run([str(dagster), "job", "execute", "-m", "rag_pipeline.definitions", "-j", "sync_larkspur"],
-                          cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600)
-    log = done.stdout + done.stderr
-    assert done.returncode == 0, log[-3000:]
+    code, log = _execute_as_dagster_does("sync_larkspur", job_config, tmp_path)
+    assert code == 0, log[-3000:]
     assert "Executing steps in process" in log and "Executing steps using multiprocess executor" not in log
     assert log.count("loaded the embedding model while the parser process started") == 1
     assert log.count("started 1 parser process(es) for this shard (1 in this step process)") == 1
     assert query(db_url, "SELECT status FROM runs") == [("published",)]
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'") == [(7,)]
+
+
+def _execute_as_dagster_does(job: str, config: Path, tmp_path: Path) -> tuple[int, str]:
+    """`dagster job execute` of one job in a fresh process with its own DAGSTER_HOME, with the
+    job's own executor: (exit code, console log)."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    env = {**os.environ, "DAGSTER_HOME": str(home), "RAG_PIPELINE_CONFIG": str(config)}
+    dagster = Path(sys.executable).parent / "dagster"
+    done = subprocess.run([str(dagster), "job", "execute", "-m", "rag_pipeline.definitions", "-j", job],
+                          cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600)
+    return done.returncode, done.stdout + done.stderr
 
 
 def _steps_with_event(log: str, event: str) -> set[str]:
