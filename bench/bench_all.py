@@ -100,6 +100,19 @@ def _stage(data: dict) -> list[dict]:
             for r in data["results"]]
 
 
+def _parse_pool(data: dict) -> list[dict]:
+    rows = []
+    for r in data["results"]:
+        one, pool = r["best"]["one parser"], r["best"]["pool (auto)"]
+        small = r["folder"] == "demo"  # a small sync must not pay for the pool: one parser, the same time
+        rows.append(figure(f"parsing: pool of parsers / one parser, {r['folder']} ({one['files']} files)",
+                           round(r["pool_over_one"], 2), "~1 (one parser started)" if small else "< 1",
+                           pool["parsers"] == 1 if small else r["pool_over_one"] < 1,
+                           f"{pool['seconds']:.1f} s vs {one['seconds']:.1f} s, {pool['parsers']} of "
+                           f"{data['machine_workers']} parsers, {pool['parser_peak_mib']:.0f} vs {one['parser_peak_mib']:.0f} MiB"))
+    return rows
+
+
 def _peer(data: dict) -> list[dict]:
     rows, derived, scenarios = [], data.get("derived", {}), data["scenarios"]
     if "initial_share_of_raw" in derived:
@@ -126,6 +139,7 @@ BENCHES = [
     Bench("encode", "bench_encode.py", (), ("--texts", "120", "--bf16-texts", "16"), _encode),
     Bench("startup", "bench_startup.py", ("--edit",), ("--repeat", "1", "--edit"), _startup),
     Bench("stage", "bench_stage.py", (), ("--docs", "50", "--rounds", "1"), _stage),
+    Bench("parse_pool", "bench_parse_pool.py", ("--rounds", "3"), ("--rounds", "1"), _parse_pool),
     Bench("memory", "bench_memory.py", ("--docs", "1000", "10000", "--sections", "1"),
           ("--docs", "100", "1000", "--sections", "0"), _memory),
     Bench("search", "bench_search_scale.py", (), ("--chunks", "20000", "--queries", "30", "--topics", "100"), _search),

@@ -96,6 +96,8 @@ class Config:
     blob_store: BlobStoreConfig | None = None  # None: the local folder state_dir/blobs
     # a sync that finds a source held by another run waits this long for it (0: fail at once)
     source_wait_seconds: float = DEFAULT_SOURCE_WAIT_SECONDS
+    # parser processes side by side in one step process; None ("auto"): one per core, as memory allows
+    parse_workers: int | None = None
 
     @property
     def blob_dir(self) -> Path:
@@ -134,7 +136,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
 
 
 TOP_LEVEL_KEYS = ("database_url", "state_dir", "sources", "embedding", "evaluation", "limits", "max_failed_share",
-                  "batch_size", "shard_size", "blob_store", "source_wait_seconds")
+                  "batch_size", "shard_size", "blob_store", "source_wait_seconds", "parse_workers")
 SOURCE_KEYS = {
     "filesystem": ("name", "kind", "path", "deny", "max_tombstone_share", "default_groups", "schedule", "watch"),
     "s3": ("name", "kind", "bucket", "prefix", "endpoint_url", "region", "deny", "max_tombstone_share",
@@ -174,7 +176,22 @@ def config_from_dict(raw: dict[str, Any], path: Path | None, root: Path | None =
         blob_store=_blob_store(raw.get("blob_store"), where),
         source_wait_seconds=_number(raw.get("source_wait_seconds", DEFAULT_SOURCE_WAIT_SECONDS), "source_wait_seconds",
                                     where, low=0.0, high=MAX_SOURCE_WAIT_SECONDS),
+        parse_workers=_parse_workers(raw.get("parse_workers", "auto"), where),
     )
+
+
+MAX_PARSE_WORKERS = 64
+
+
+def _parse_workers(value: Any, where: str) -> int | None:
+    """'auto' (sized to the machine when a step runs, which may be another machine than the
+    one that read the file) or a number of parser processes."""
+    if value == "auto":
+        return None
+    if isinstance(value, str):
+        raise ConfigError(f"{where}: parse_workers must be 'auto' or a whole number from 1 to {MAX_PARSE_WORKERS}, "
+                          f"got {value!r}")
+    return _int_in_range(value, "parse_workers", where, 1, MAX_PARSE_WORKERS)
 
 
 def _refuse_credentials(raw: Any, where: str, prefix: str) -> None:

@@ -47,7 +47,7 @@ def _serve(conn: Connection, limits: ParseLimits) -> None:
         from rag_pipeline.parsing.warmup import warm_up
 
         warm_up()  # every lazy import a first file would pay, before anything is timed
-    conn.send(("ready",))
+    conn.send(("ready", time.monotonic()))  # the system-wide clock: the parent times the start-up
     while True:
         try:
             data, name = conn.recv()
@@ -123,12 +123,25 @@ class ParseWorker:
         self._conn: Connection | None = None
         self._ready = False
         self.starts = 0  # processes started so far (a timeout or crash starts a new one)
+        self.startup_seconds: float | None = None  # launch to ready, of the last process that started
+        self.ready_at: float | None = None  # time.monotonic() (system-wide) when it became ready
+        self._launched = 0.0
 
     def __enter__(self) -> ParseWorker:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def alive(self) -> bool:
+        """A process is running (starting or ready): using it costs no start-up."""
+        return self._proc is not None and self._proc.is_alive()
+
+    @property
+    def ready(self) -> bool:
+        """The process has finished its imports and parses (or is parsing) files."""
+        return self._ready
 
     def start(self) -> None:
         """Launch the process unless one is running; returns at once."""
@@ -140,6 +153,7 @@ class ParseWorker:
         self._proc.start()
         child.close()
         self._conn, self._ready = parent, False
+        self._launched = time.monotonic()
         self.starts += 1
 
     def _ensure(self) -> Connection:
@@ -147,9 +161,13 @@ class ParseWorker:
         assert self._conn is not None
         if not self._ready:
             try:
-                self._ready = self._conn.poll(STARTUP_SECONDS) and self._conn.recv() == ("ready",)
+                reply = self._conn.recv() if self._conn.poll(STARTUP_SECONDS) else None
             except (EOFError, OSError):
-                self._ready = False
+                reply = None
+            self._ready = isinstance(reply, tuple) and reply[0] == "ready"
+            if self._ready:
+                self.ready_at = reply[1]
+                self.startup_seconds = max(0.0, self.ready_at - self._launched)
             if not self._ready:
                 self._proc.join(1)
                 code = self._proc.exitcode
@@ -208,6 +226,13 @@ class ParseWorker:
         if self._conn is not None:
             self._conn.close()
         self._proc, self._conn, self._ready = None, None, False
+
+    def interrupt(self) -> None:
+        """Kill the process from another thread than the one using the worker: that thread's
+        wait ends as if the parser had crashed, and it cleans up (see ParsePool)."""
+        proc = self._proc
+        if proc is not None and proc.is_alive():
+            proc.kill()
 
     def close(self) -> None:
         if self._conn is not None:

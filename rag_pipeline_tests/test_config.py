@@ -58,6 +58,12 @@ def _load(tmp_path: Path, text: str):
     (BASE + "source_wait_seconds: -1\n", "source_wait_seconds must be at least 0"),
     (BASE + "source_wait_seconds: 100000\n", "source_wait_seconds must be at most 86400"),
     (BASE + "source_wait_seconds: forever\n", "source_wait_seconds must be a number"),
+    (BASE + "parse_workers: 0\n", "parse_workers must be a whole number from 1 to 64"),
+    (BASE + "parse_workers: 1000000000\n", "parse_workers must be a whole number from 1 to 64"),
+    (BASE + "parse_workers: 2.5\n", "parse_workers must be a whole number from 1 to 64"),
+    (BASE + "parse_workers: true\n", "parse_workers must be a whole number from 1 to 64"),
+    (BASE + "parse_workers: all\n", "parse_workers must be 'auto' or a whole number from 1 to 64, got 'all'"),
+    (BASE + "parse_workers: [2]\n", "parse_workers must be a whole number from 1 to 64"),
     (BASE + "blob_store: /var/blobs\n", "blob_store: '/var/blobs' is not an s3:// URL"),
     (BASE + "blob_store: 's3:///prefix'\n", "names no bucket"),
     (BASE + "blob_store: {url: 's3://b/p', endpoint: x}\n", "unknown key blob_store.endpoint"),
@@ -77,6 +83,9 @@ def test_a_valid_configuration_keeps_its_meaning(tmp_path: Path) -> None:
     assert config.evaluation.k == 3 and config.evaluation.refusal_score == 0.2
     assert config.source_wait_seconds == 3600  # a sync waits up to an hour for a busy source
     assert _load(tmp_path, BASE + "source_wait_seconds: 0\n").source_wait_seconds == 0  # 0: fail at once
+    assert config.parse_workers is None  # auto: sized to the machine that runs the parse step
+    assert _load(tmp_path, BASE + "parse_workers: auto\n").parse_workers is None
+    assert _load(tmp_path, BASE + "parse_workers: 3\n").parse_workers == 3
     assert config.sources[0].path == (tmp_path / "docs").resolve()
 
 

@@ -161,15 +161,15 @@ SHARED_PROCESS_EXECUTORS = {"in_process", "execute_in_process_executor"}
 
 
 def _parse_shard(context: dg.OpExecutionContext, ctx: SyncContext, shard: Shard) -> process.StepResult:
-    worker = context.resources.parser.get()
-    starts = worker.starts
+    pool = context.resources.parser.get()
+    starts = pool.starts
     meanwhile = None
     if context.job_def.executor_def.name in SHARED_PROCESS_EXECUTORS:
         meanwhile = _load_model_meanwhile(context)
-    result = process.parse_items(ctx, shard, worker, meanwhile)
-    if worker.starts > starts:
-        context.log.info(f"started {worker.starts - starts} parser process(es) for this shard "
-                         f"({worker.starts} in this step process)")
+    result = process.parse_items(ctx, shard, pool, meanwhile)
+    if pool.starts > starts:
+        context.log.info(f"started {pool.starts - starts} parser process(es) for this shard "
+                         f"({pool.starts} in this step process, up to {pool.size} side by side)")
     return result
 
 
@@ -204,7 +204,8 @@ def _quarantine_metadata(ctx: SyncContext) -> dict[str, Any]:
 
 
 def _parse_report(context: dg.OpExecutionContext, ctx: SyncContext, result: process.ParseResult) -> dict[str, Any]:
-    metadata: dict[str, Any] = {**_numbers("", result.counts), **_quarantine_metadata(ctx)}
+    metadata: dict[str, Any] = {**_numbers("", result.counts), **_quarantine_metadata(ctx),
+                                "parser_processes": result.parsers}
     if result.warnings:
         more = result.counts.get("warning_count", 0) - len(result.warnings)
         metadata["warnings"] = dg.MetadataValue.md("\n".join([f"- {w}" for w in result.warnings]

@@ -17,7 +17,7 @@ from rag_pipeline import database as pg
 from rag_pipeline import store
 from rag_pipeline.config import Config, SourceConfig, default_config_path, load_config
 from rag_pipeline.embedding import Embedder, load_embedder
-from rag_pipeline.parse_worker import ParseWorker
+from rag_pipeline.parse_pool import ParsePool
 from rag_pipeline.sync.context import Notice, Progress, SyncContext, no_notice, no_progress, prepare_database
 
 
@@ -116,18 +116,20 @@ class EmbeddingModel(dg.ConfigurableResource):
 
 
 class ParserProcess(dg.ConfigurableResource):
-    """The parse worker of a step process. Dagster sets a resource up once per process that runs
-    steps: under the in-process executor (the CLI, the per-source jobs) every parse shard of a
-    run shares one worker and its seconds of imports are paid once per run, not per shard;
-    under the multiprocess, Celery or Kubernetes executors each step process has its own. The
-    worker process is started on first use and ends with the step process's resources."""
+    """The parse workers of a step process (a ParsePool, sized to the machine that runs the
+    step). Dagster sets a resource up once per process that runs steps: under the in-process
+    executor (the CLI, the per-source jobs) every parse shard of a run shares the pool and its
+    seconds of imports are paid once per run, not per shard; under the multiprocess, Celery or
+    Kubernetes executors each step process has its own. Workers start on first use and end
+    with the step process's resources."""
 
     settings: PipelineSettings
-    _worker: ParseWorker | None = PrivateAttr(default=None)
+    _worker: ParsePool | None = PrivateAttr(default=None)
 
-    def get(self) -> ParseWorker:
+    def get(self) -> ParsePool:
         if self._worker is None:
-            self._worker = ParseWorker(self.settings.load().limits)
+            config = self.settings.load()
+            self._worker = ParsePool(config.limits, config.parse_workers)
         return self._worker
 
     def teardown_after_execution(self, context: dg.InitResourceContext) -> None:

@@ -13,7 +13,8 @@ before clean starts: notices are judged against every parsed document of the sou
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -25,7 +26,8 @@ from rag_pipeline.cleaning.clean import clean_elements, make_safe
 from rag_pipeline.cleaning.notices import document_fingerprints, is_notice
 from rag_pipeline.document_identity import document_identity
 from rag_pipeline.embedding import Embedder
-from rag_pipeline.parse_worker import ParseWorker, from_wire
+from rag_pipeline.parse_pool import Job, ParsePool
+from rag_pipeline.parse_worker import from_wire
 from rag_pipeline.parsing.types import Element, ParseError
 from rag_pipeline.sync.batches import Shard, work_batches, work_shards
 from rag_pipeline.sync.context import SyncContext
@@ -40,7 +42,8 @@ LISTED_DOCUMENTS = 500
 @dataclass
 class ParseResult:
     counts: dict[str, int]  # parsed, quarantined, pages, ocr_pages, warning_count (all warnings)
-    warnings: list[str] = field(default_factory=list)  # the first LISTED_WARNINGS "uri: warning" lines
+    warnings: list[str] = field(default_factory=list)  # the first LISTED_WARNINGS "uri: warning" lines, by uri
+    parsers: int = 0  # the most parser processes that worked side by side (in one step process)
 
 
 @dataclass
@@ -104,7 +107,8 @@ def combine(ctx: SyncContext, step: str, results: list[StepResult]) -> StepResul
         counts.update(r.counts)
     if step == "parse":
         combined: StepResult = ParseResult(counts=dict(counts),
-                                           warnings=[w for r in results for w in r.warnings][:LISTED_WARNINGS])
+                                           warnings=[w for r in results for w in r.warnings][:LISTED_WARNINGS],
+                                           parsers=max((r.parsers for r in results), default=0))
     elif step == "embed":
         combined = EmbedResult(counts=dict(counts), backend=next((r.backend for r in results if r.backend), None))
     else:
@@ -119,44 +123,45 @@ def _whole_run(ctx: SyncContext, step: str, shard_step: Callable[[Shard], StepRe
     return combine(ctx, step, [shard_step(shard) for shard in step_shards(ctx, step)])
 
 
-def parse_items(ctx: SyncContext, shard: Shard | None = None, worker: ParseWorker | None = None,
+def parse_items(ctx: SyncContext, shard: Shard | None = None, pool: ParsePool | None = None,
                 meanwhile: Callable[[], None] | None = None) -> ParseResult:
     """Parse planned items and record each document's paragraph fingerprints with it, so the
     clean step judges notices across the whole source; returns counts, pages and warnings.
 
-    `meanwhile` runs in this process while the parse worker imports its libraries (seconds
+    Files go to a pool of parser processes sized to the machine (`parse_workers`), which grows
+    only when the shard's work outlasts a parser's start-up; this process reads the blobs and
+    stores each result as it comes back, while the parsers go on.
+
+    `meanwhile` runs in this process while the first parser imports its libraries (seconds
     that would otherwise pass idle here): the caller's chance to load what its next steps need.
 
     Secrets are redacted (and control characters neutralised) here, before anything of the
     document is stored: the work item and the fingerprints never hold text from before
     redaction, so neither a crashed run's leftovers nor a hash can give a secret away."""
-    if shard is None:  # one parse worker for the whole run: its start-up is paid once
-        with ParseWorker(ctx.config.limits) as own:
+    if pool is None:  # one pool for the whole run: start-ups are paid once
+        with ParsePool(ctx.config.limits, ctx.config.parse_workers) as own:
+            if shard is not None:
+                return parse_items(ctx, shard, own, meanwhile)
             shards = step_shards(ctx, "parse")
             return combine(ctx, "parse", [parse_items(ctx, s, own, meanwhile if i == 0 else None)
                                           for i, s in enumerate(shards)])
-    if worker is None:
-        with ParseWorker(ctx.config.limits) as own:
-            return parse_items(ctx, shard, own, meanwhile)
-    worker.start()
+    if shard is None:
+        return _whole_run(ctx, "parse", lambda s: parse_items(ctx, s, pool))
+    pool.start()
     if meanwhile is not None:
         meanwhile()
     counts: Counter = Counter()
-    warnings: list[str] = []
+    warnings: list[tuple[str, str]] = []
     with ctx.connect() as conn:
-        for batch in work_batches(ctx, conn, "planned", (), "parse", shard):
-            for item in batch:
-                try:
-                    wire = worker.parse(ctx.blobs.get(item["blob_sha256"]), item["uri"])
-                except (ParseError, OSError) as exc:
-                    refused = isinstance(exc, ParseError)  # the parser's verdict, not a failed read
-                    stage = exc.stage if refused else "read"
-                    key = parse_key(item["uri"], ctx.config.limits) if refused else None
-                    with conn.transaction():
-                        store.work_items.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], stage, str(exc), key)
+        results = pool.parse_all(_parse_jobs(ctx, conn, shard, counts), total=len(shard.uris))
+        with closing(results):  # an error while storing stops the parsers at once
+            for job, outcome in results:
+                item = job.tag
+                if isinstance(outcome, ParseError):
+                    _quarantine_unparsed(ctx, conn, item, outcome)
                     counts["quarantined"] += 1
                     continue
-                wire = _redacted(wire)
+                wire = _redacted(outcome)
                 fingerprints = document_fingerprints(from_wire(wire).elements)
                 with conn.transaction():
                     store.work_items.advance_item(conn, ctx.run_id, item["source"], item["uri"], "parsed", "parsed", wire)
@@ -166,9 +171,34 @@ def parse_items(ctx: SyncContext, shard: Shard | None = None, worker: ParseWorke
                 counts["ocr_pages"] += len(wire.get("ocr_pages") or [])
                 for warning in wire.get("warnings") or []:
                     counts["warning_count"] += 1
-                    if len(warnings) < LISTED_WARNINGS:
-                        warnings.append(f"{item['uri']}: {warning}")
-    return ParseResult(counts=dict(counts), warnings=warnings)
+                    warnings.append((item["uri"], warning))
+                if len(warnings) > 2 * LISTED_WARNINGS:  # bounded, and the same ones whatever order files finish in
+                    warnings = sorted(warnings)[:LISTED_WARNINGS]
+    return ParseResult(counts=dict(counts), warnings=[f"{uri}: {w}" for uri, w in sorted(warnings)[:LISTED_WARNINGS]],
+                       parsers=pool.most_workers)
+
+
+def _parse_jobs(ctx: SyncContext, conn, shard: Shard, counts: Counter) -> Iterator[Job]:  # noqa: ANN001
+    """The shard's planned files, read from the blob store one at a time as the pool asks; a
+    blob that cannot be read is quarantined at stage "read" here and never reaches a parser."""
+    for batch in work_batches(ctx, conn, "planned", (), "parse", shard):
+        for item in batch:
+            try:
+                data = ctx.blobs.get(item["blob_sha256"])
+            except OSError as exc:
+                with conn.transaction():
+                    store.work_items.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], "read", str(exc), None)
+                counts["quarantined"] += 1
+                continue
+            yield Job(item, data, item["uri"])
+
+
+def _quarantine_unparsed(ctx: SyncContext, conn, item: dict[str, Any], error: ParseError) -> None:  # noqa: ANN001
+    """The parser's verdict on this file, kept with the parse key so an unchanged file is not
+    parsed again only to fail the same way."""
+    key = parse_key(item["uri"], ctx.config.limits)
+    with conn.transaction():
+        store.work_items.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], error.stage, str(error), key)
 
 
 def _redacted(wire: dict) -> dict:
