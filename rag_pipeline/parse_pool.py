@@ -26,15 +26,21 @@ WORKER_MEMORY_BUDGET = 1024**3  # a parser's warm process (~0.35 GiB) plus room 
 MAX_AUTO_WORKERS = 16
 STARTUP_GUESS_SECONDS = 5.0  # a worker's start-up before one has been measured on this machine
 POLL_SECONDS = 0.25  # how often the pool reconsiders its size while no result arrives
+MIN_IDLE_CORES = 0.5  # a new parser needs at least this much of the machine's CPU unused
+CPU_WINDOW_SECONDS = 0.2  # shortest interval idle CPU is measured over
+
+
+def _usable_cpus() -> set[int]:
+    try:
+        return os.sched_getaffinity(0)
+    except AttributeError:  # not Linux
+        return set(range(os.cpu_count() or 1))
 
 
 def machine_workers() -> int:
     """Parser processes this machine can run side by side: one per usable core, no more than
     available memory holds at WORKER_MEMORY_BUDGET each, at least one."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
+    cores = len(_usable_cpus())
     available = _available_memory()
     by_memory = available // WORKER_MEMORY_BUDGET if available else cores
     return max(1, min(cores, by_memory, MAX_AUTO_WORKERS))
@@ -49,6 +55,50 @@ def _available_memory() -> int | None:
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+class IdleCpu:
+    """Unused cores among those this process may run on, over the interval since the last
+    reading (/proc/stat). Other step processes of the same run (the multiprocess executor runs
+    shards side by side), other runs and other programs all show up here, so pools on one
+    machine do not each grow to the machine's size."""
+
+    def __init__(self) -> None:
+        self._cpus = {f"cpu{n}" for n in _usable_cpus()}
+        self._last = self._read()
+        self._at = time.monotonic()
+        self._idle: float | None = None
+
+    def _read(self) -> tuple[int, int] | None:
+        """(idle, total) jiffies over the usable cores; None where /proc/stat is not there."""
+        try:
+            with open("/proc/stat", encoding="ascii") as handle:
+                lines = [line.split() for line in handle if line.startswith("cpu")]
+        except OSError:
+            return None
+        idle = total = 0
+        for fields in lines:
+            if fields[0] in self._cpus:
+                ticks = [int(v) for v in fields[1:]]
+                idle += ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
+                total += sum(ticks[:8])  # guest time is already counted in user time
+        return (idle, total) if total else None
+
+    def cores(self) -> float | None:
+        """Idle cores (0 .. usable cores), None where it cannot be measured."""
+        if time.monotonic() - self._at >= CPU_WINDOW_SECONDS:
+            now = self._read()
+            if now is not None and self._last is not None and now[1] > self._last[1]:
+                self._idle = (now[0] - self._last[0]) / (now[1] - self._last[1]) * len(self._cpus)
+            self._last, self._at = now, time.monotonic()
+        return self._idle
+
+
+def room_for_another(idle_cores: float | None, available_memory: int | None) -> bool:
+    """A new parser needs a core nobody uses and the memory of one more parser; where either
+    cannot be measured, it is not held against it."""
+    return (idle_cores is None or idle_cores >= MIN_IDLE_CORES) and \
+        (available_memory is None or available_memory >= WORKER_MEMORY_BUDGET)
 
 
 def worth_another(*, elapsed: float, completed: int, remaining: int, startup: float) -> bool:
@@ -120,11 +170,15 @@ class _Slot:
 
 
 class ParsePool:
-    """Up to `size` parse workers (None: `machine_workers()`), started as the work warrants and
-    kept for the next call, so the shards a step process runs share them."""
+    """Up to `size` parse workers, started as the work warrants and kept for the next call, so
+    the shards a step process runs share them. `size` None is "auto": up to
+    `machine_workers()`, and a parser is only added on a core that is idle at the time (several
+    step processes of a run, or several runs, share the machine's cores); a number is the
+    operator's, taken as given, memory permitting."""
 
     def __init__(self, limits: ParseLimits = ParseLimits(), size: int | None = None) -> None:
         self.limits = limits
+        self.auto = size is None
         self.size = size if size is not None else machine_workers()
         if self.size < 1:
             raise ValueError(f"a parse pool needs at least one worker, got {size}")
@@ -132,6 +186,7 @@ class ParsePool:
         self._done: queue.SimpleQueue = queue.SimpleQueue()
         self._calls = 0  # outcomes of an earlier call that stopped early are told apart by this
         self._start_failed = False
+        self._idle = IdleCpu()
         self.most_workers = 0  # the most workers that parsed side by side in the last parse_all
 
     def __enter__(self) -> ParsePool:
@@ -235,6 +290,8 @@ class ParsePool:
         elapsed = time.monotonic() - max(first.ready_at, called)
         startup = first.startup_seconds or STARTUP_GUESS_SECONDS
         if not worth_another(elapsed=elapsed, completed=completed, remaining=remaining, startup=startup):
+            return False
+        if not room_for_another(self._idle.cores() if self.auto else None, _available_memory()):
             return False
         idle = [s for s in self._slots if s not in running]
         slot = idle[0] if idle else _Slot(self.limits, self._done)

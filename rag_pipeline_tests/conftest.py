@@ -129,3 +129,19 @@ def demo_copy(tmp_path: Path) -> Path:
     target = tmp_path / "docs"
     shutil.copytree(DEMO_DIR / "docs", target)
     return target
+
+
+@pytest.fixture
+def cpu_load() -> Iterator[None]:
+    """Busy-loop processes competing for every core while the test runs: one more than the
+    cores this process may use, so none is idle."""
+    import subprocess
+    import sys
+
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(len(os.sched_getaffinity(0)) + 1)]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()

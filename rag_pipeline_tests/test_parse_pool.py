@@ -18,7 +18,16 @@ import pytest
 from conftest import CORPUS, write_config
 from helpers import query
 
-from rag_pipeline.parse_pool import Job, ParsePool, machine_workers, worth_another
+from rag_pipeline.parse_pool import (
+    MIN_IDLE_CORES,
+    WORKER_MEMORY_BUDGET,
+    IdleCpu,
+    Job,
+    ParsePool,
+    machine_workers,
+    room_for_another,
+    worth_another,
+)
 from rag_pipeline.parse_worker import ParseWorkerError, _to_wire
 from rag_pipeline.parsing import parse_document
 from rag_pipeline.parsing.types import ParseError, ParseLimits
@@ -57,6 +66,31 @@ def test_another_parser_is_started_only_when_the_work_left_outlasts_its_start_up
     assert not worth_another(elapsed=100.0, completed=1, remaining=0, startup=3.0)
     # a first file still running after 1 s with 10 more waiting
     assert worth_another(elapsed=1.0, completed=0, remaining=10, startup=3.0)
+
+
+def test_a_parser_is_only_added_on_an_idle_core_with_the_memory_for_it() -> None:
+    assert room_for_another(1.0, 4 * WORKER_MEMORY_BUDGET)
+    assert not room_for_another(0.2, 4 * WORKER_MEMORY_BUDGET)  # other steps or programs use the cores
+    assert not room_for_another(1.0, WORKER_MEMORY_BUDGET // 2)  # the machine is short of memory
+    assert room_for_another(None, None)  # nothing to measure with: not held against it
+
+
+def test_idle_cores_drop_when_every_core_is_busy(cpu_load: None) -> None:
+    idle = IdleCpu()
+    time.sleep(1.0)
+    assert idle.cores() < MIN_IDLE_CORES
+
+
+def test_an_auto_pool_adds_no_parser_while_every_core_is_busy(cpu_load: None) -> None:
+    """parse_workers auto on a machine whose cores are all taken (the multiprocess executor
+    running other shards, another run): large files that would warrant a second parser on an
+    idle machine still go through one, and all are parsed."""
+    data = HEAVY_PDF.read_bytes()
+    jobs = [Job(i, data, f"nist-{i}.pdf") for i in range(3)]
+    with ParsePool(LIMITS) as pool:
+        results = [outcome for _, outcome in pool.parse_all(jobs, total=len(jobs))]
+        assert len(results) == 3 and all(r["elements"] for r in results)
+        assert pool.most_workers == 1 and pool.starts == 1
 
 
 def test_a_pool_of_two_parses_large_files_side_by_side_exactly_as_one_parser_does() -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,24 +15,10 @@ from rag_pipeline.parse_worker import ParseWorker, ParseWorkerError, _to_wire, p
 from rag_pipeline.parsing.types import ParseError, ParseLimits
 from rag_pipeline.parsing.warmup import sample_documents, warm_up
 
-BUSY_LOOPS = 3  # more CPU-bound processes than the 2 cores CI machines have
-
 
 def _pathological_markdown() -> bytes:
     """1500 nested list levels: the Markdown stack needs minutes of CPU for this."""
     return "".join("  " * i + "- item\n" for i in range(1500)).encode()
-
-
-@pytest.fixture
-def cpu_load() -> Iterator[None]:
-    """Busy-loop processes competing for every core while the test runs."""
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(BUSY_LOOPS)]
-    try:
-        yield
-    finally:
-        for loop in loops:
-            loop.kill()
-            loop.wait()
 
 
 def test_normal_files_parse_under_cpu_load_while_a_pathological_file_is_stopped(cpu_load: None) -> None:
