@@ -124,18 +124,18 @@ class ParserProcess(dg.ConfigurableResource):
     with the step process's resources."""
 
     settings: PipelineSettings
-    _worker: ParsePool | None = PrivateAttr(default=None)
+    _pool: ParsePool | None = PrivateAttr(default=None)
 
     def get(self) -> ParsePool:
-        if self._worker is None:
+        if self._pool is None:
             config = self.settings.load()
-            self._worker = ParsePool(config.limits, config.parse_workers)
-        return self._worker
+            self._pool = ParsePool(config.limits, config.parse_workers)
+        return self._pool
 
     def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
 
 def build_resources(config_path: str | None = None, progress: Progress = no_progress,
