@@ -10,6 +10,7 @@ the unchanged folder shows the no-op cost (listing and hashing only).
     python bench/bench_sync.py                      # demo + shared corpus PDF/DOCX/PPTX/HTML/MD <= 1 MB
     python bench/bench_sync.py --docs some/folder   # any folder (give it an _access.yaml)
     python bench/bench_sync.py --overlap            # also: what parsing beside encoding would save
+    python bench/bench_sync.py --parse-workers 1    # one parser process (the default is auto)
 
 `--overlap` measures, after the sync, what running the parser beside the encoder (issue 12's
 "parsing overlaps encoding") could save on this machine: the parser process (warm) parsing every
@@ -21,6 +22,7 @@ encode); it is the most an overlapping pipeline could gain, before any cost of i
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import resource
 import shutil
@@ -98,12 +100,15 @@ def main() -> None:
     parser.add_argument("--docs", type=Path, help="folder to sync (default: demo + shared corpus)")
     parser.add_argument("--max-mb", type=float, default=1.0, help="default folder: skip corpus files larger than this")
     parser.add_argument("--overlap", action="store_true", help="also measure parsing beside encoding (see above)")
+    parser.add_argument("--parse-workers", default="auto", help="parser processes: auto (default) or a number")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="rag-bench-sync-"))
     work.chmod(0o755)
     try:
         docs = args.docs.resolve() if args.docs else build_default_folder(work / "docs", int(args.max_mb * 1e6))
         config = bench_config(work, docs)
+        if args.parse_workers != "auto":
+            config = dataclasses.replace(config, parse_workers=int(args.parse_workers))
         started = time.perf_counter()
         url = prepare_database(config)
         embedder = load_embedder()
