@@ -166,6 +166,8 @@ class _Slot:
                 outcome = exc
             except (OSError, EOFError) as exc:  # the worker was stopped under this thread
                 outcome = ParseError(f"parsing was stopped: {exc}")
+            except Exception as exc:  # noqa: BLE001 -- a thread that died here would leave the run waiting for ever
+                outcome = ParseError(f"parser failed unexpectedly: {type(exc).__name__}: {exc}")
             done.put((call, self, job, outcome))
 
 

@@ -207,3 +207,19 @@ def test_a_sync_with_two_parsers_stores_what_one_parser_gives_and_quarantines_ba
     assert [uri for uri, _ in stored] == [f"nist-{i}.pdf" for i in range(6)]
     assert all(parsed["elements"] == expected["elements"] for _, parsed in stored)
     assert all(parsed["page_count"] == expected["page_count"] for _, parsed in stored)
+
+
+def test_a_job_that_cannot_even_be_sent_to_a_parser_is_refused_and_the_rest_go_on() -> None:
+    """Whatever goes wrong on the run's side of a parser's pipe (here bytes that cannot be
+    pickled) comes back as that file's error: the pool never waits for an answer that cannot
+    come, and the next file is parsed."""
+    jobs = [Job("broken", lambda: None, "broken.md"), Job("fine", b"# Fine\n\nText.\n", "fine.md")]  # type: ignore[arg-type]
+    outcomes: dict = {}
+    with ParsePool(LIMITS, size=1) as pool:
+        reader = threading.Thread(target=lambda: outcomes.update((j.tag, o) for j, o in pool.parse_all(jobs, total=2)),
+                                  daemon=True)
+        reader.start()
+        reader.join(120)  # a pool that waited for ever would hang the suite: fail instead
+        assert not reader.is_alive(), "the pool is still waiting for an answer that cannot come"
+    assert isinstance(outcomes["broken"], ParseError) and "parser failed unexpectedly" in str(outcomes["broken"])
+    assert outcomes["fine"]["elements"][0]["text"] == "Fine"
