@@ -164,8 +164,10 @@ class _Slot:
                 outcome: Any = self.worker.parse(job.data, job.name)
             except (ParseError, ParseWorkerError) as exc:
                 outcome = exc
-            except (OSError, EOFError) as exc:  # the worker was stopped under this thread
-                outcome = ParseError(f"parsing was stopped: {exc}")
+            except OSError as exc:  # the pipe failed, not the file: the next run tries it again
+                outcome = exc
+            except EOFError as exc:
+                outcome = OSError(f"the parser's pipe closed: {exc}")
             except Exception as exc:  # noqa: BLE001 -- a thread that died here would leave the run waiting for ever
                 outcome = ParseError(f"parser failed unexpectedly: {type(exc).__name__}: {exc}")
             done.put((call, self, job, outcome))
@@ -209,9 +211,10 @@ class ParsePool:
         if not self._slots[0].worker.alive:
             self._slots[0].start()
 
-    def parse_all(self, jobs: Iterable[Job], total: int) -> Iterator[tuple[Job, dict[str, Any] | ParseError]]:
-        """Each job with its parsed document (wire form) or the ParseError that refused it, in
-        the order they finish. `jobs` is read lazily, one job ahead of the workers, so only that
+    def parse_all(self, jobs: Iterable[Job], total: int) -> Iterator[tuple[Job, dict[str, Any] | ParseError | OSError]]:
+        """Each job with its parsed document (wire form), the ParseError that refused it, or
+        the OSError of a pipe that failed under it (no verdict on the file), in the order they
+        finish. `jobs` is read lazily, one job ahead of the workers, so only that
         many files are in memory; `total` (how many jobs there are) sizes the pool.
 
         Raises ParseWorkerError when no parser process can start at all."""

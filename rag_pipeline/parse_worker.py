@@ -145,7 +145,7 @@ class ParseWorker:
 
     def start(self) -> None:
         """Launch the process unless one is running; returns at once."""
-        if self._proc is not None and self._proc.is_alive():
+        if self.alive:
             return
         self._kill()
         parent, child = self._ctx.Pipe()

@@ -138,15 +138,13 @@ def parse_items(ctx: SyncContext, shard: Shard | None = None, pool: ParsePool | 
     Secrets are redacted (and control characters neutralised) here, before anything of the
     document is stored: the work item and the fingerprints never hold text from before
     redaction, so neither a crashed run's leftovers nor a hash can give a secret away."""
-    if pool is None:  # one pool for the whole run: start-ups are paid once
+    if pool is None:  # one pool for the whole call: start-ups are paid once
         with ParsePool(ctx.config.limits, ctx.config.parse_workers) as own:
-            if shard is not None:
-                return parse_items(ctx, shard, own, meanwhile)
-            shards = step_shards(ctx, "parse")
-            return combine(ctx, "parse", [parse_items(ctx, s, own, meanwhile if i == 0 else None)
-                                          for i, s in enumerate(shards)])
+            return parse_items(ctx, shard, own, meanwhile)
     if shard is None:
-        return _whole_run(ctx, "parse", lambda s: parse_items(ctx, s, pool))
+        shards = step_shards(ctx, "parse")
+        return combine(ctx, "parse", [parse_items(ctx, s, pool, meanwhile if i == 0 else None)
+                                      for i, s in enumerate(shards)])
     pool.start()
     if meanwhile is not None:
         meanwhile()
@@ -157,8 +155,8 @@ def parse_items(ctx: SyncContext, shard: Shard | None = None, pool: ParsePool | 
         with closing(results):  # an error while storing stops the parsers at once
             for job, outcome in results:
                 item = job.tag
-                if isinstance(outcome, ParseError):
-                    _quarantine_unparsed(ctx, conn, item, outcome)
+                if isinstance(outcome, Exception):
+                    _quarantine_failed(ctx, conn, item, outcome)
                     counts["quarantined"] += 1
                     continue
                 wire = _redacted(outcome)
@@ -186,19 +184,22 @@ def _parse_jobs(ctx: SyncContext, conn, shard: Shard, counts: Counter) -> Iterat
             try:
                 data = ctx.blobs.get(item["blob_sha256"])
             except OSError as exc:
-                with conn.transaction():
-                    store.work_items.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], "read", str(exc), None)
+                _quarantine_failed(ctx, conn, item, exc)
                 counts["quarantined"] += 1
                 continue
             yield Job(item, data, item["uri"])
 
 
-def _quarantine_unparsed(ctx: SyncContext, conn, item: dict[str, Any], error: ParseError) -> None:  # noqa: ANN001
-    """The parser's verdict on this file, kept with the parse key so an unchanged file is not
-    parsed again only to fail the same way."""
-    key = parse_key(item["uri"], ctx.config.limits)
+def _quarantine_failed(ctx: SyncContext, conn, item: dict[str, Any], error: Exception) -> None:  # noqa: ANN001
+    """Quarantine a file that did not parse. A ParseError is the parser's verdict on the file,
+    kept with the parse key so an unchanged file is not parsed again only to fail the same way;
+    an OSError (the blob could not be read, the parser's pipe failed) says nothing about the
+    file, so the next run tries it again."""
+    refused = isinstance(error, ParseError)
+    stage = error.stage if refused else "read"
+    key = parse_key(item["uri"], ctx.config.limits) if refused else None
     with conn.transaction():
-        store.work_items.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], error.stage, str(error), key)
+        store.work_items.quarantine_item(conn, ctx.run_id, item["source"], item["uri"], stage, str(error), key)
 
 
 def _redacted(wire: dict) -> dict:
