@@ -35,7 +35,7 @@ from bench_sync import ROOT, bench_config, build_default_folder
 from rag_pipeline import store
 from rag_pipeline.config import Config
 from rag_pipeline.embedding import load_embedder
-from rag_pipeline.parse_pool import ParsePool, machine_workers
+from rag_pipeline.parsing.pool import ParsePool, machine_workers
 from rag_pipeline.sync import plan, process
 from rag_pipeline.sync.context import SyncContext, prepare_database
 

@@ -97,7 +97,7 @@ def start_server(config: Path) -> tuple[str, str]:
     project's URL and a fresh database of the peer's own on the same server."""
     from psycopg.conninfo import conninfo_to_dict
 
-    from rag_pipeline import database
+    from rag_pipeline.store import database
 
     for args in (("db", "start"), ("db", "url")):
         _, done = cli(*args, "--config", str(config), timeout=600)
@@ -139,7 +139,8 @@ def peer_run(corpus: Path, peer_url: str, fresh: bool) -> dict[str, Any]:
 
 
 def live_chunks(url: str) -> int:
-    from rag_pipeline import database, store
+    from rag_pipeline import store
+    from rag_pipeline.store import database
 
     with database.connect(url) as conn:
         return store.status.index_status(conn)["sources"].get(SOURCE, {}).get("live_chunks", 0)
@@ -148,8 +149,8 @@ def live_chunks(url: str) -> int:
 def encoded_inputs(url: str) -> list[str]:
     """What the embed step encodes for every live chunk: the stored prefix (identity line,
     section path) and the text."""
-    from rag_pipeline import database
-    from rag_pipeline.chunking import section_prefix
+    from rag_pipeline.chunking.chunks import section_prefix
+    from rag_pipeline.store import database
 
     with database.connect(url) as conn:
         rows = conn.execute("SELECT c.section_path, c.text, c.search_prefix FROM chunks c"
@@ -161,7 +162,7 @@ def encoded_inputs(url: str) -> list[str]:
 def changed_chunks(url: str, uri: str) -> int:
     """Chunks of the live version of `uri` whose text its previous version did not have: what an
     edit should re-encode at most."""
-    from rag_pipeline import database
+    from rag_pipeline.store import database
 
     with database.connect(url) as conn:
         return conn.execute(

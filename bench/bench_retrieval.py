@@ -14,7 +14,7 @@ two sets:
    --corpus-state (default /tmp/rag-corpus-eval; reruns only sync what changed): evidence recall
    @3/@10 (the chunk holding the answer), source recall @3/@10, nDCG@10 and MRR@10 of the
    answering chunk, and refusal accuracy for must-refuse and must-answer questions. Refusal
-   (the first result's similarity + a coverage weight x its term coverage, rag_pipeline/refusal.py)
+   (the first result's similarity + a coverage weight x its term coverage, rag_pipeline/retrieval/refusal.py)
    is calibrated per mode on the set's calibration split only, and beside it the similarity-only
    rule calibrated the same way (the "before"); every figure printed is measured on the report split.
 
@@ -43,10 +43,13 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 import psycopg
 
-from rag_pipeline import chunking, database, retrieval, store, text_search
-from rag_pipeline.document_identity import document_identity
+from rag_pipeline import store
+from rag_pipeline.chunking import chunks as chunking
+from rag_pipeline.chunking.document_identity import document_identity
 from rag_pipeline.embedding import load_embedder
 from rag_pipeline.parsing.types import Element
+from rag_pipeline.retrieval import search as retrieval
+from rag_pipeline.store import database, text_search
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("RAG_CORPUS_DIR", ROOT.parent / "shared" / "corpus"))
@@ -224,8 +227,8 @@ def sync_corpus(state: Path) -> str:
 
 def evaluate_corpus(url: str, embedder, cases: list, mode: str) -> dict[str, float]:
     """The report split's figures for one mode, refusal calibrated on the calibration split."""
-    from rag_pipeline import refusal
-    from rag_pipeline.evaluation import in_calibration_split, score_case
+    from rag_pipeline.evaluation.evaluate import in_calibration_split, score_case
+    from rag_pipeline.retrieval import refusal
 
     never_refuse = refusal.Threshold(float("-inf"), "retrieval figures only")
     rows = []
@@ -306,7 +309,7 @@ def run_scifact(args: argparse.Namespace, embedder) -> dict[str, dict[str, float
 
 
 def run_corpus(args: argparse.Namespace, embedder) -> dict[str, dict[str, float]]:
-    from rag_pipeline.evaluation import load_eval_set
+    from rag_pipeline.evaluation.evaluate import load_eval_set
 
     cases = load_eval_set(EVALSET / "eval.yaml")
     url = sync_corpus(args.corpus_state)

@@ -43,11 +43,11 @@ os.environ.update({"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench
 import numpy as np
 
 from rag_pipeline import store
-from rag_pipeline.chunking import CHUNKER_VERSION
+from rag_pipeline.chunking.chunks import CHUNKER_VERSION
 from rag_pipeline.cleaning.clean import CLEANER_VERSION
+from rag_pipeline.common.s3 import make_client
 from rag_pipeline.config import config_from_dict
 from rag_pipeline.embedding import load_embedder
-from rag_pipeline.s3 import make_client
 from rag_pipeline.sources import open_source
 from rag_pipeline.sync import plan, stage
 from rag_pipeline.sync.context import SyncContext, prepare_database

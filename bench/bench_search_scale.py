@@ -39,7 +39,8 @@ import numpy as np
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from rag_pipeline import database, store
+from rag_pipeline import store
+from rag_pipeline.store import database
 
 DIMENSION = 384
 SCRATCH = "bench_search_scale"

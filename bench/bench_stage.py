@@ -31,7 +31,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from bench_sync import bench_config  # noqa: E402
 from generated_corpus import abstracts  # noqa: E402
 
-from rag_pipeline import database, store, text_search  # noqa: E402
+from rag_pipeline import store  # noqa: E402
+from rag_pipeline.store import database, text_search  # noqa: E402
 from rag_pipeline.sync.context import prepare_database  # noqa: E402
 
 DIM = 384

@@ -95,7 +95,7 @@ def probe(command: str, config: str) -> dict[str, Any]:
     phases = Phases()
     with phases.timed("import rag_pipeline.cli"):
         from rag_pipeline.cli.main import main as run_cli
-    from rag_pipeline import heap
+    from rag_pipeline.common import heap
 
     with heap.startup():  # the probe's own imports under the CLI's conditions (rag_pipeline.heap)
         return _probe_phases(command, config, run_cli, phases, started)

@@ -37,11 +37,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
 
 from rag_pipeline import store
-from rag_pipeline.chunking import section_prefix
+from rag_pipeline.chunking.chunks import section_prefix
 from rag_pipeline.config import DEFAULT_THRESHOLDS, Config, config_from_dict
 from rag_pipeline.embedding import load_embedder
-from rag_pipeline.parse_worker import ParseWorker
 from rag_pipeline.parsing.types import ParseError
+from rag_pipeline.parsing.worker import ParseWorker
 from rag_pipeline.sync import gate, plan, process, stage
 from rag_pipeline.sync.context import SyncContext, prepare_database
 

@@ -27,7 +27,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from dagster_stack import dagster_stack  # noqa: E402
 
-from rag_pipeline import database  # noqa: E402
+from rag_pipeline.store import database  # noqa: E402
 
 
 def _fresh_db(server: str, name: str) -> str:

@@ -7,20 +7,19 @@ thing whatever the working directory of the CLI, `dagster dev` or a test.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rag_pipeline.blobs.config import BlobStoreConfig
+from rag_pipeline.common.yaml_io import YAMLError, load_yaml
+from rag_pipeline.embedding.config import EmbeddingConfig
 from rag_pipeline.errors import UsageError
+from rag_pipeline.evaluation.config import DEFAULT_THRESHOLDS, EvaluationConfig
 from rag_pipeline.parsing.types import ParseLimits
-from rag_pipeline.yaml_io import YAMLError, load_yaml
+from rag_pipeline.sources.config import SourceConfig
 
 CONFIG_ENV = "RAG_PIPELINE_CONFIG"
-# every metric the gate computes has a bound (a given threshold replaces its default)
-DEFAULT_THRESHOLDS = {"source_recall": 0.8, "evidence_recall": 0.8, "ndcg": 0.5, "mrr": 0.5, "refusal_accuracy": 0.75,
-                      # each direction on its own, so a gate cannot pass by refusing everything or nothing
-                      "refusal_accuracy_must_refuse": 0.5, "refusal_accuracy_must_answer": 0.5,
-                      "acl_leaks": 0, "superseded_hits": 0}
 SOURCE_KINDS = ("filesystem", "s3")
 DEFAULT_SOURCE_WAIT_SECONDS = 3600.0  # about the longest a sync of one source takes
 MAX_SOURCE_WAIT_SECONDS = 86400.0
@@ -31,51 +30,6 @@ MAX_CONCURRENT_REQUESTS = 128
 
 class ConfigError(UsageError):
     """The configuration is unusable; the message names the file and the key to fix."""
-
-
-@dataclass(frozen=True)
-class SourceConfig:
-    name: str
-    kind: str
-    path: Path | None = None  # filesystem
-    bucket: str | None = None  # s3
-    prefix: str = ""
-    endpoint_url: str | None = None
-    region: str | None = None
-    default_groups: tuple[str, ...] = ()  # groups of objects no access file, tag or metadata gives groups to
-    object_acl: tuple[str, ...] = ("tag", "metadata")  # s3: where an object's own groups are read
-    max_attempts: int = 5  # s3: botocore attempts per request (1 = no retries)
-    retry_mode: str = "standard"  # s3: botocore retry mode
-    concurrent_requests: int = 16  # s3: per-object requests (tags, metadata) in flight at once
-    deny: tuple[str, ...] = ()  # glob patterns (relative URIs) never indexed
-    max_tombstone_share: float = 0.5  # a run that would tombstone more than this stops
-    schedule: str | None = None  # cron: Dagster syncs this source on it (schedule sync_<name>)
-    watch: bool = False  # a Dagster sensor syncs this source when its listing changes
-
-
-@dataclass(frozen=True)
-class EmbeddingConfig:
-    model: str | None = None  # None = the packaged all-MiniLM-L6-v2
-    batch_size: int = 32
-    device: str = "cpu"
-    backend: str = "auto"  # auto = fastest measured here of those matching torch fp32 (embedding/backend_choice.py)
-
-
-@dataclass(frozen=True)
-class EvaluationConfig:
-    eval_set: Path | None = None
-    k: int = 10
-    thresholds: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
-    refusal_score: float = 0.35  # first result's similarity under which the index "has no answer", until calibrated (refusal.py)
-
-
-@dataclass(frozen=True)
-class BlobStoreConfig:
-    """`blob_store: s3://bucket/prefix`, or a mapping with url, endpoint_url and region."""
-
-    url: str
-    endpoint_url: str | None = None
-    region: str | None = None
 
 
 @dataclass(frozen=True)
@@ -222,7 +176,7 @@ def _blob_store(raw: Any, where: str) -> BlobStoreConfig | None:
         raise ConfigError(f"{where}: blob_store must be s3://BUCKET/PREFIX or a mapping with url, endpoint_url, region")
     _known(raw, BLOB_STORE_KEYS, where, "blob_store.")
     url = raw.get("url")
-    from rag_pipeline.s3 import split_s3_url
+    from rag_pipeline.common.s3 import split_s3_url
 
     try:
         split_s3_url(url if isinstance(url, str) else "")
@@ -302,7 +256,7 @@ def _source(raw: Any, root: Path, where: str, index: int) -> SourceConfig:
 
 
 def _s3_source(raw: dict[str, Any], where: str, index: int, common: dict[str, Any]) -> SourceConfig:
-    from rag_pipeline.s3 import RETRY_MODES
+    from rag_pipeline.common.s3 import RETRY_MODES
     from rag_pipeline.sources.s3 import OBJECT_ACL_KINDS
 
     name, key = common["name"], f"sources[{index}]"

@@ -33,7 +33,7 @@ def corpus_dir() -> Path:
 def _server_url(tmp_root: Path) -> str:
     if os.environ.get("DATABASE_URL"):
         return os.environ["DATABASE_URL"]
-    from rag_pipeline import database
+    from rag_pipeline.store import database
 
     return database.embedded_url(tmp_root / "pgdata")
 
@@ -52,7 +52,7 @@ def pg_server_url() -> Iterator[str]:
     try:
         yield _server_url(root)
     finally:
-        from rag_pipeline import database
+        from rag_pipeline.store import database
 
         database.stop_embedded(root / "pgdata")  # before its folder goes
         shutil.rmtree(root, ignore_errors=True)
@@ -66,7 +66,8 @@ def fresh_database(server_url: str) -> Iterator[str]:
     import psycopg
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-    from rag_pipeline import database, store
+    from rag_pipeline import store
+    from rag_pipeline.store import database
 
     name = "rp_test_" + uuid.uuid4().hex[:12]
     with psycopg.connect(server_url, autocommit=True) as admin:

@@ -12,7 +12,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from rag_pipeline import cli, database
+from rag_pipeline import cli
+from rag_pipeline.store import database
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
@@ -87,8 +88,10 @@ __all__ = ["psycopg", "query", "rewrite_history", "index_documents", "run_cli", 
 def index_documents(db_url: str, embedder: Any, docs: dict[str, tuple[str, str]], group: str) -> None:
     """Stage and publish {uri: (title, body)} exactly as the sync's chunk and stage steps do
     (chunker, per-document language, store), without files or Dagster: for retrieval tests."""
-    from rag_pipeline import chunking, store, text_search
+    from rag_pipeline import store
+    from rag_pipeline.chunking import chunks as chunking
     from rag_pipeline.parsing.types import Element
+    from rag_pipeline.store import text_search
 
     with database.connect(db_url) as conn:
         model_id = store.models.register_model(conn, embedder.identity.as_dict())

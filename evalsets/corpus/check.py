@@ -34,11 +34,11 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from rag_pipeline.chunking import CHUNKER_VERSION, chunk_elements  # noqa: E402
+from rag_pipeline.chunking.chunks import CHUNKER_VERSION, chunk_elements  # noqa: E402
 from rag_pipeline.cleaning.clean import clean_elements, make_safe  # noqa: E402
 from rag_pipeline.cleaning.notices import document_fingerprints, is_notice  # noqa: E402
 from rag_pipeline.config import Config, load_config  # noqa: E402
-from rag_pipeline.evaluation import EvalCase, evidence_in, load_eval_set  # noqa: E402
+from rag_pipeline.evaluation.evaluate import EvalCase, evidence_in, load_eval_set  # noqa: E402
 from rag_pipeline.parsing import KIND_BY_SUFFIX, ParseError, parser_version_for  # noqa: E402
 from rag_pipeline.parsing.detect import file_suffix  # noqa: E402
 from rag_pipeline.parsing.types import Element  # noqa: E402
@@ -72,7 +72,7 @@ def indexable(config: Config) -> tuple[Path, list[str]]:
 
 def _parsed(docs: Path, uris: list[str]) -> dict[str, dict]:
     """Each document parsed and made safe (wire form), from the cache or the parse worker."""
-    from rag_pipeline.parse_worker import ParseWorker
+    from rag_pipeline.parsing.worker import ParseWorker
 
     CACHE.mkdir(parents=True, exist_ok=True)
     out: dict[str, dict] = {}

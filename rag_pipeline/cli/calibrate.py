@@ -9,9 +9,9 @@ import argparse
 import hashlib
 from pathlib import Path
 
-from rag_pipeline import heap
 from rag_pipeline.cli.common import connection, embedder, load_config
 from rag_pipeline.cli.output import console, emit_json, shown
+from rag_pipeline.common import heap
 from rag_pipeline.errors import EXIT_OK, UsageError
 
 
@@ -23,9 +23,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from rag_pipeline import refusal, store
-    from rag_pipeline.evaluation import in_calibration_split, load_eval_set
-    from rag_pipeline.retrieval import DEFAULT_MODE, search
+    from rag_pipeline import store
+    from rag_pipeline.evaluation.evaluate import in_calibration_split, load_eval_set
+    from rag_pipeline.retrieval import refusal
+    from rag_pipeline.retrieval.search import DEFAULT_MODE, search
 
     config = load_config(args)
     path = Path(args.eval_set)

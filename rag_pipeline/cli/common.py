@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from rag_pipeline.config import Config
     from rag_pipeline.embedding import Embedder
-    from rag_pipeline.refusal import Threshold
+    from rag_pipeline.retrieval.refusal import Threshold
 
 
 def load_config(args: argparse.Namespace) -> Config:
@@ -29,7 +29,8 @@ def load_config(args: argparse.Namespace) -> Config:
 def connection(config: Config, role: str | None = None) -> Iterator[psycopg.Connection]:
     """A connection to the migrated index, acting as `role` (e.g. the reader role, so row-level
     security backs the search's own filter) where the login may take it on."""
-    from rag_pipeline import database, store
+    from rag_pipeline import store
+    from rag_pipeline.store import database
     from rag_pipeline.sync.context import prepare_database
 
     conn = database.connect(prepare_database(config))
@@ -48,7 +49,7 @@ def groups(value: str | None) -> list[str]:
 def as_of(value: str | None) -> datetime | None:
     if value is None:
         return None
-    from rag_pipeline.times import parse_time
+    from rag_pipeline.common.times import parse_time
 
     try:
         return parse_time(value)
@@ -77,8 +78,9 @@ def embedder(config: Config) -> Embedder:
 
 def refusal_threshold(conn: psycopg.Connection, config: Config, when: datetime | None = None) -> Threshold:
     """The refusal threshold searches of this index use: calibrated if it was, else the config's."""
-    from rag_pipeline import refusal, store
-    from rag_pipeline.retrieval import DEFAULT_MODE
+    from rag_pipeline import store
+    from rag_pipeline.retrieval import refusal
+    from rag_pipeline.retrieval.search import DEFAULT_MODE
 
     model_id = store.search.index_model_id(conn, store.search.View(as_of=when))
     return refusal.threshold_for(conn, model_id, DEFAULT_MODE, config.evaluation.refusal_score)

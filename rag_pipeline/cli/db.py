@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def cmd_db(args: argparse.Namespace) -> int:
-    from rag_pipeline import database
+    from rag_pipeline.store import database
 
     config = load_config(args)
     if args.dagster and args.action != "url":
@@ -52,7 +52,7 @@ def cmd_db(args: argparse.Namespace) -> int:
 
 
 def _external(args: argparse.Namespace, url: str) -> int:
-    from rag_pipeline import database
+    from rag_pipeline.store import database
 
     if args.action == "url":
         return _print_url(args, database.dagster_url(url) if args.dagster else url)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rag_pipeline import heap
 from rag_pipeline.cli.common import as_of, connection, embedder, load_config, refusal_threshold
 from rag_pipeline.cli.output import console, emit_json, shown
+from rag_pipeline.common import heap
 from rag_pipeline.errors import EXIT_GATE, EXIT_OK
 
 
@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from rag_pipeline.evaluation import evaluate, load_eval_set
+    from rag_pipeline.evaluation.evaluate import evaluate, load_eval_set
 
     config = load_config(args)
     at = as_of(args.as_of)

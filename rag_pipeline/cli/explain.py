@@ -11,7 +11,7 @@ from rag_pipeline.cli.output import console, emit_json, shown, when
 from rag_pipeline.errors import EXIT_OK, UsageError
 
 if TYPE_CHECKING:
-    from rag_pipeline.explain import Explanation, Replay
+    from rag_pipeline.retrieval.explain import Explanation, Replay
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -30,7 +30,7 @@ def log_id(value: str) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from rag_pipeline.explain import explain
+    from rag_pipeline.retrieval.explain import explain
 
     wanted = log_id(args.log_id)
     config = load_config(args)

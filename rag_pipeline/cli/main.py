@@ -12,9 +12,9 @@ import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
-from rag_pipeline import heap
 from rag_pipeline.cli import calibrate, db, evaluate, explain, history, search, status, sync
 from rag_pipeline.cli.output import err
+from rag_pipeline.common import heap
 from rag_pipeline.config import default_config_path
 from rag_pipeline.errors import EXIT_FAILURE, PipelineError
 

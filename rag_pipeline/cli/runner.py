@@ -15,8 +15,8 @@ from typing import Any
 
 import dagster as dg
 
-from rag_pipeline import heap
 from rag_pipeline.cli.output import err
+from rag_pipeline.common import heap
 from rag_pipeline.config import Config
 from rag_pipeline.definitions import load_definitions
 from rag_pipeline.defs.resources import build_resources
@@ -69,7 +69,7 @@ def _instance(config: Config, index_url: str) -> Iterator[dg.DagsterInstance]:
     """DAGSTER_HOME's instance, else the state folder's. DAGSTER_PG_URL (what dagster.yaml reads)
     is the caller's if set, else Dagster's database beside this config's index, for this run
     only: a later run in the same process may use another index."""
-    from rag_pipeline.database import dagster_url
+    from rag_pipeline.store.database import dagster_url
 
     own_url = not os.environ.get(DAGSTER_URL_ENV)
     if own_url:

@@ -8,9 +8,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rag_pipeline import heap
 from rag_pipeline.cli.common import as_of, connection, embedder, groups, load_config, refusal_threshold
 from rag_pipeline.cli.output import console, emit_json, pages, shown
+from rag_pipeline.common import heap
 from rag_pipeline.errors import EXIT_FAILURE, EXIT_OK, PipelineError, UsageError
 
 if TYPE_CHECKING:
@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 
     from rag_pipeline.config import Config
     from rag_pipeline.embedding import Embedder
-    from rag_pipeline.refusal import Decision
-    from rag_pipeline.retrieval import Hit
+    from rag_pipeline.retrieval.refusal import Decision
+    from rag_pipeline.retrieval.search import Hit
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -48,7 +48,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         if args.queries:
             heap.work_begins()
             return _search_batch(conn, config, model, Path(args.queries), caller_groups, when, args.k, args.user)
-        from rag_pipeline.retrieval import search
+        from rag_pipeline.retrieval.search import search
 
         hits = search(conn, model, args.query, caller_groups, k=args.k, as_of=when, user=args.user)
         decision = _decision(conn, config, hits, caller_groups, when)
@@ -68,7 +68,7 @@ def _decision(conn: psycopg.Connection, config: Config, hits: list[Hit], caller_
               when: datetime | None) -> Decision:
     """Whether the index answers: the first result's answer score against the threshold in force."""
     from rag_pipeline import store
-    from rag_pipeline.refusal import decide
+    from rag_pipeline.retrieval.refusal import decide
 
     with conn.transaction():  # the reader sees the index (and its model) through the caller's groups
         store.search_log.set_session_groups(conn, caller_groups)
@@ -122,8 +122,8 @@ def _request(request: Any, caller_groups: list[str]) -> tuple[str, list[str], st
 def _search_batch(conn: psycopg.Connection, config: Config, model: Embedder, path: Path, caller_groups: list[str],
                   when: datetime | None, k: int, user: str | None) -> int:
     """One JSON line out per line in; a bad line gets its own error line and the batch goes on."""
-    from rag_pipeline.retrieval import search
-    from rag_pipeline.times import parse_time
+    from rag_pipeline.common.times import parse_time
+    from rag_pipeline.retrieval.search import search
 
     try:
         handle = path.open("rb")

@@ -322,7 +322,7 @@ def gate_metadata(report: Any, thresholds: Mapping[str, float]) -> dict[str, Any
     metric against its threshold, the verdict, and the cases that missed, titled by what they
     mean: `failing_cases` when the gate failed, `cases_under_par` when it passed anyway (the
     aggregate met every threshold), so a passed gate never lists "failing" cases."""
-    from rag_pipeline.evaluation import MAX_METRICS
+    from rag_pipeline.evaluation.evaluate import MAX_METRICS
 
     metadata: dict[str, Any] = {k: float(v) for k, v in report.metrics.items()}
     rows = []

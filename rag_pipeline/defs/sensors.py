@@ -14,9 +14,9 @@ from __future__ import annotations
 import dagster as dg
 
 from rag_pipeline import store
-from rag_pipeline.database import connect
 from rag_pipeline.defs.resources import IndexDatabase
 from rag_pipeline.defs.tags import TAG_OUTCOME
+from rag_pipeline.store.database import connect
 
 RECONCILE_INTERVAL_SECONDS = 60
 

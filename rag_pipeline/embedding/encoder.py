@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from rag_pipeline import heap
+from rag_pipeline.common import heap
 from rag_pipeline.embedding.backend_choice import BackendChoice, Encode, choose
 from rag_pipeline.embedding.backends import AUTO, BACKENDS, BF16, ONNX, REFERENCE, REFERENCE_NUMERICS, native_bf16, numerics_for
 from rag_pipeline.embedding.digest_cache import weights_digest

@@ -7,7 +7,7 @@ format-agnostic, rebuild the heading tree from heading levels alone.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from rag_pipeline.errors import PipelineError
 
@@ -53,6 +53,29 @@ class ParsedDocument:
     warnings: list[str] = field(default_factory=list)  # non-fatal: e.g. "page 3: no text layer and OCR unavailable"
     ocr_pages: list[int] = field(default_factory=list)  # pages whose text came from OCR
     title: str | None = None  # the file's own title metadata (PDF/DOCX/PPTX properties, HTML <title>), raw
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form: plain JSON types, as a parser process sends it and a work item stores it."""
+        return {
+            "elements": [e.to_dict() for e in self.elements],
+            "parser": self.parser,
+            "page_count": self.page_count,
+            "warnings": self.warnings,
+            "ocr_pages": self.ocr_pages,
+            "title": self.title,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ParsedDocument:
+        """Back from the wire form; keys a stored item may lack take their defaults."""
+        return cls(
+            elements=[Element.from_dict(e) for e in data["elements"]],
+            parser=data["parser"],
+            page_count=data.get("page_count"),
+            warnings=list(data.get("warnings", [])),
+            ocr_pages=list(data.get("ocr_pages", [])),
+            title=data.get("title"),
+        )
 
 
 class ParseError(PipelineError):

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from rag_pipeline.config import SourceConfig
 from rag_pipeline.sources.base import ListingError, ObjectReadError, SkippedObject, Source, SourceObject
+from rag_pipeline.sources.config import SourceConfig
 
 
 def open_source(config: SourceConfig, max_bytes: int | None = None) -> Source:
     """The connector for a configured source; `max_bytes` lets a source refuse oversized
     objects from its listing, before any byte is downloaded."""
     if config.kind == "s3":
-        from rag_pipeline.s3 import make_client
+        from rag_pipeline.common.s3 import make_client
         from rag_pipeline.sources.s3 import S3Source
 
         assert config.bucket is not None

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from rag_pipeline.common.yaml_io import YAMLError, load_yaml
 from rag_pipeline.errors import PipelineError
-from rag_pipeline.yaml_io import YAMLError, load_yaml
 
 ACCESS_FILE = "_access.yaml"
 MAX_ACCESS_FILE_BYTES = 1024 * 1024

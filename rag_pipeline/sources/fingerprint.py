@@ -9,8 +9,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from rag_pipeline.config import SourceConfig
 from rag_pipeline.sources.base import ListingError
+from rag_pipeline.sources.config import SourceConfig
 
 
 def listing_fingerprint(config: SourceConfig) -> str | None:

@@ -25,7 +25,7 @@ from itertools import islice
 from pathlib import PurePosixPath
 from typing import Any
 
-from rag_pipeline.s3 import S3_ERRORS, RequestCounter, error_code, folder_prefix
+from rag_pipeline.common.s3 import S3_ERRORS, RequestCounter, error_code, folder_prefix
 from rag_pipeline.sources.access_files import (
     ACCESS_FILE,
     MAX_ACCESS_FILE_BYTES,

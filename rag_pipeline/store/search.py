@@ -282,7 +282,7 @@ def _search_sql(
     up here, under each text-search configuration the index uses)."""
     if mode not in _FUSED:
         raise ValueError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
-    from rag_pipeline.text_search import or_query
+    from rag_pipeline.store.text_search import or_query
 
     terms = query_terms(conn, query_text, index_ts_configs(conn))
     by_config: dict[str, list[str]] = {}

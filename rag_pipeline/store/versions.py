@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from rag_pipeline import text_search
+from rag_pipeline.store import text_search
 
 
 @dataclass(frozen=True)

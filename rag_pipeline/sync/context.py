@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from rag_pipeline import database, store
+from rag_pipeline import store
 from rag_pipeline.blobs import Blobs, open_blob_store
 from rag_pipeline.config import Config
+from rag_pipeline.store import database
 
 Progress = Callable[[str, int, int], None]  # (step, done, total)
 Notice = Callable[[str], None]  # a sentence for the operator (Dagster's run log, the CLI's stderr)
@@ -45,7 +46,7 @@ class SyncContext:
     def blobs(self) -> Blobs:
         """The configured blob store, made once per context (an S3 client is not free)."""
         if self._blobs is None:
-            self._blobs = open_blob_store(self.config)
+            self._blobs = open_blob_store(self.config.blob_store, self.config.blob_dir)
         return self._blobs
 
     @contextmanager

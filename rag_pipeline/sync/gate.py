@@ -9,10 +9,11 @@ thresholds are therefore judged at the next sync that changes the index, or at o
 
 from __future__ import annotations
 
-from rag_pipeline import refusal, store
+from rag_pipeline import store
 from rag_pipeline.embedding import Embedder
-from rag_pipeline.evaluation import EvalReport, evaluate, load_eval_set
-from rag_pipeline.retrieval import DEFAULT_MODE
+from rag_pipeline.evaluation.evaluate import EvalReport, evaluate, load_eval_set
+from rag_pipeline.retrieval import refusal
+from rag_pipeline.retrieval.search import DEFAULT_MODE
 from rag_pipeline.sync.context import SyncContext
 
 NOTHING_STAGED = "nothing staged: the index is unchanged, evaluation skipped"

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rag_pipeline import database, store
+from rag_pipeline import store
+from rag_pipeline.store import database
 
 FINISHED_OK = ("published", "nothing_to_do")
 

@@ -12,10 +12,10 @@ import json
 from dataclasses import asdict
 
 from rag_pipeline import __version__
-from rag_pipeline.parse_worker import WORKER_MEMORY_BYTES
 from rag_pipeline.parsing import KIND_BY_SUFFIX, parser_version_for
 from rag_pipeline.parsing.detect import file_suffix
 from rag_pipeline.parsing.types import ParseLimits
+from rag_pipeline.parsing.worker import WORKER_MEMORY_BYTES
 
 
 def parser_version_for_name(uri: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from rag_pipeline import store
-from rag_pipeline.chunking import CHUNKER_VERSION
+from rag_pipeline.chunking.chunks import CHUNKER_VERSION
 from rag_pipeline.cleaning.clean import CLEANER_VERSION
 from rag_pipeline.embedding import ModelError
 from rag_pipeline.errors import PipelineError

@@ -20,15 +20,15 @@ from typing import Any
 
 import numpy as np
 
-from rag_pipeline import store, text_search
-from rag_pipeline.chunking import chunk_elements, cleaned_text
+from rag_pipeline import store
+from rag_pipeline.chunking.chunks import chunk_elements, cleaned_text
+from rag_pipeline.chunking.document_identity import document_identity
 from rag_pipeline.cleaning.clean import clean_elements, make_safe
 from rag_pipeline.cleaning.notices import document_fingerprints, is_notice
-from rag_pipeline.document_identity import document_identity
 from rag_pipeline.embedding import Embedder
-from rag_pipeline.parse_pool import Job, ParsePool
-from rag_pipeline.parse_worker import from_wire
-from rag_pipeline.parsing.types import Element, ParseError
+from rag_pipeline.parsing.pool import Job, ParsePool
+from rag_pipeline.parsing.types import Element, ParsedDocument, ParseError
+from rag_pipeline.store import text_search
 from rag_pipeline.sync.batches import Shard, work_batches, work_shards
 from rag_pipeline.sync.context import SyncContext
 from rag_pipeline.sync.parse_key import parse_key
@@ -160,7 +160,7 @@ def parse_items(ctx: SyncContext, shard: Shard | None = None, pool: ParsePool | 
                     counts["quarantined"] += 1
                     continue
                 wire = _redacted(outcome)
-                fingerprints = document_fingerprints(from_wire(wire).elements)
+                fingerprints = document_fingerprints(ParsedDocument.from_dict(wire).elements)
                 with conn.transaction():
                     store.work_items.advance_item(conn, ctx.run_id, item["source"], item["uri"], "parsed", "parsed", wire)
                     store.fingerprints.replace_fingerprints(conn, item["source"], item["uri"], fingerprints)
@@ -205,7 +205,7 @@ def _quarantine_failed(ctx: SyncContext, conn, item: dict[str, Any], error: Exce
 def _redacted(wire: dict) -> dict:
     """The parsed document in wire form with secrets redacted; what was removed is kept under
     'safety' for the clean step's counts."""
-    elements, safety = make_safe(from_wire(wire).elements)
+    elements, safety = make_safe(ParsedDocument.from_dict(wire).elements)
     title = None
     if wire.get("title"):  # a title property is text from the file like any other
         titles, title_safety = make_safe([Element("paragraph", str(wire["title"]))])
@@ -232,7 +232,7 @@ def clean_items(ctx: SyncContext, shard: Shard | None = None) -> CleanResult:
     with ctx.connect() as conn:
         for batch in work_batches(ctx, conn, "parsed", ("parsed",), "clean", shard):
             for item in batch:
-                parsed = from_wire(item["parsed"])
+                parsed = ParsedDocument.from_dict(item["parsed"])
                 elements, counts = clean_elements(parsed.elements, _notices(conn, item["source"], parsed.elements),
                                                   already_safe=True)
                 counts.update(item["parsed"].get("safety") or {})

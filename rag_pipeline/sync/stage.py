@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rag_pipeline import store
-from rag_pipeline.chunking import CHUNKER_VERSION
+from rag_pipeline.chunking.chunks import CHUNKER_VERSION
 from rag_pipeline.cleaning.clean import CLEANER_VERSION
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.errors import GateFailedError, PipelineError

@@ -1,0 +1,55 @@
+"""The blob store in a bucket (`blob_store: s3://bucket/prefix`): the same content addressing as
+the local folder (`<prefix>ab/abcdef...`), so a version's blob is found by its SHA-256 alone,
+whichever store holds it."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from rag_pipeline.blobs.base import BlobReadError, blob_name
+from rag_pipeline.common.s3 import S3_ERRORS, RequestCounter, error_code, split_s3_url
+
+
+class S3BlobStore:
+    """Blobs as objects named by SHA-256. S3 writes are atomic (an object is either the whole
+    upload or absent), and an existing blob is never rewritten: same name, same bytes."""
+
+    def __init__(self, client: Any, url: str, counter: RequestCounter | None = None) -> None:
+        self.client = client
+        self.url = url
+        self.bucket, self.prefix = split_s3_url(url)
+        self.counter = counter or RequestCounter()
+
+    def _key(self, sha256: str) -> str:
+        return self.prefix + blob_name(sha256)
+
+    def put(self, data: bytes) -> str:
+        sha256 = hashlib.sha256(data).hexdigest()
+        key = self._key(sha256)
+        try:
+            self.client.head_object(Bucket=self.bucket, Key=key)
+            return sha256
+        except S3_ERRORS as exc:
+            if error_code(exc) not in ("404", "NoSuchKey", "NotFound"):
+                raise BlobReadError(f"blob store {self.url}: cannot check {key}: {exc}") from exc
+        try:
+            self.client.put_object(Bucket=self.bucket, Key=key, Body=data,
+                                   ChecksumAlgorithm="SHA256")  # the store verifies what it got
+        except S3_ERRORS as exc:
+            raise BlobReadError(f"blob store {self.url}: cannot write {key}: {exc}") from exc
+        return sha256
+
+    def get(self, sha256: str) -> bytes:
+        key = self._key(sha256)
+        try:
+            body = self.client.get_object(Bucket=self.bucket, Key=key)["Body"]
+            with body:
+                data = body.read()
+        except S3_ERRORS as exc:
+            if error_code(exc) in ("404", "NoSuchKey", "NotFound"):
+                raise FileNotFoundError(f"blob {sha256} is not in {self.url}") from exc
+            raise BlobReadError(f"blob store {self.url}: cannot read {key}: {exc}") from exc
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise BlobReadError(f"blob {sha256} is corrupt in {self.url} ({key})")
+        return data

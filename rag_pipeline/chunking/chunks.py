@@ -1,0 +1,247 @@
+"""Structure-aware chunking: sections from headings, each chunk carrying its section path, page
+span, character offsets into the cleaned text and its token count under the model's own
+tokenizer. A chunk never exceeds the model's maximum input; tables split only between rows.
+
+The text a chunk is embedded with is its document's identity line (title, and the issuer and
+period a filing states: see document_identity.py), its section path, then its text: headings and
+the document carry much of the meaning ("2 Approval", "Form 10-Q, quarter ended March 31") that
+the body text never repeats. Both count against the model's input budget; the body is never cut
+to make room for them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+from rag_pipeline.chunking.paragraph_headings import promote_paragraph_headings
+from rag_pipeline.parsing.types import Element
+
+CHUNKER_VERSION = "sections4"  # sections4: document identity line, headings from paragraph form; sections3: per-language full-text configuration; sections2: repeated empty headings keep their own offsets
+ELEMENT_SEPARATOR = "\n\n"
+MAX_IDENTITY_TOKENS = 48  # the identity line's share of the 256-token input, at most
+MAX_CHUNK_CHARS = 4000  # long unbroken "words" tokenise to one [UNK]; keep chunks readable anyway
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
+
+TokenCounter = Callable[[list[str]], list[int]]
+
+
+@dataclass
+class Chunk:
+    ord: int
+    text: str
+    section_path: list[str]
+    page_start: int | None
+    page_end: int | None
+    char_start: int
+    char_end: int
+    token_count: int
+    content_hash: str
+    search_text: str  # what is embedded and full-text indexed: search_prefix + text
+    search_prefix: str = ""  # identity line and section path as embedded (stored for audits)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class _Piece:
+    """A span of the cleaned text no chunk may cut inside (a paragraph, a sentence, a table row group)."""
+
+    start: int
+    end: int
+    page_start: int | None
+    page_end: int | None
+
+
+def cleaned_text(elements: Sequence[Element]) -> tuple[str, list[tuple[int, int]]]:
+    """The document's cleaned text (elements joined by blank lines) and each element's span."""
+    spans, parts, pos = [], [], 0
+    for i, element in enumerate(elements):
+        if i:
+            parts.append(ELEMENT_SEPARATOR)
+            pos += len(ELEMENT_SEPARATOR)
+        parts.append(element.text)
+        spans.append((pos, pos + len(element.text)))
+        pos += len(element.text)
+    return "".join(parts), spans
+
+
+def section_prefix(path: Sequence[str], identity: str = "") -> str:
+    """What precedes a chunk's text in its model input: the identity line, then the path. An
+    identity that only repeats the path's top heading (a "Travel Policy" file whose first
+    heading is "Travel Policy") is said once: saying it twice weighs the title over the text."""
+    repeats = bool(path) and " ".join(identity.split()).casefold() == " ".join(path[0].split()).casefold()
+    head = identity + "\n" if identity and not repeats else ""
+    return head + (" > ".join(path) + "\n" if path else "")
+
+
+def chunk_elements(
+    elements: Sequence[Element],
+    count_tokens: TokenCounter,
+    max_tokens: int,
+    target_tokens: int | None = None,
+    identity: str = "",
+) -> list[Chunk]:
+    """Group elements into chunks per section, filling up to `target_tokens` (default: the
+    model maximum) and splitting oversized elements at sentence, row or word boundaries.
+    `identity` (see document_identity.py) is put before every chunk's section path."""
+    target = min(target_tokens or max_tokens, max_tokens)
+    identity = fit_identity(identity, count_tokens)
+    text, spans = cleaned_text(elements)
+    chunks: list[Chunk] = []
+    for path, members in _sections(promote_paragraph_headings(elements)):
+        prefix = section_prefix(path, identity)
+        budget = target - count_tokens([prefix])[0] if prefix else target
+        if budget < 16:  # absurdly long headings: keep only the innermost
+            path = path[-1:]
+            prefix = section_prefix(path, identity)
+            budget = max(16, target - count_tokens([prefix])[0])
+        pieces = [p for i in members for p in _pieces(elements[i], spans[i], text, count_tokens, budget)]
+        for group in _pack(pieces, text, count_tokens, budget):
+            chunks.append(_make_chunk(len(chunks), group, text, path, identity, count_tokens, max_tokens))
+    return chunks
+
+
+def fit_identity(identity: str, count: TokenCounter) -> str:
+    """The identity line within MAX_IDENTITY_TOKENS, cut at a word with an ellipsis if longer."""
+    identity = " ".join(identity.split())
+    if not identity or count([identity])[0] <= MAX_IDENTITY_TOKENS:
+        return identity
+    words = identity.split()
+    lo, hi = 0, len(words)
+    while lo < hi:  # the most words whose line (with its ellipsis) still fits
+        mid = (lo + hi + 1) // 2
+        if count([" ".join(words[:mid]) + "\u2026"])[0] <= MAX_IDENTITY_TOKENS:
+            lo = mid
+        else:
+            hi = mid - 1
+    return " ".join(words[:lo]) + "\u2026" if lo else ""
+
+
+def _sections(elements: Sequence[Element]) -> list[tuple[list[str], list[int]]]:
+    """Each heading's body elements with the heading path above them; text before the first
+    heading has an empty path. A heading with no body keeps its own text as content (under its
+    parent's path), so it remains findable."""
+    stack: list[tuple[int, str]] = []
+    sections: list[tuple[list[str], list[int], int | None]] = []  # (path, body, heading index)
+    for i, element in enumerate(elements):
+        if element.kind == "heading":
+            level = element.level or 1
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, " ".join(element.text.split())))
+            sections.append(([h for _, h in stack], [], i))
+            continue
+        if not sections:
+            sections.append(([], [], None))
+        sections[-1][1].append(i)
+    out = []
+    for path, members, heading in sections:
+        if members:
+            out.append((path, members))
+        elif heading is not None:
+            out.append((path[:-1], [heading]))
+    return out
+
+
+def _pieces(element: Element, span: tuple[int, int], text: str, count: TokenCounter, budget: int) -> list[_Piece]:
+    start, end = span
+    first, last = element.page, element.page_end or element.page
+    if end - start <= MAX_CHUNK_CHARS and count([text[start:end]])[0] <= budget:
+        return [_Piece(start, end, first, last)]
+    if element.kind == "table":
+        boundaries = _row_boundaries(text, start, end)
+    else:
+        boundaries = [start + m.end() for m in _SENTENCE_END.finditer(text[start:end])]
+    spans = _split_at(start, end, boundaries)
+    out: list[_Piece] = []
+    for s, e in spans:
+        if e - s > MAX_CHUNK_CHARS or count([text[s:e]])[0] > budget:
+            out.extend(_Piece(a, b, first, last) for a, b in _word_windows(text, s, e, count, budget))
+        else:
+            out.append(_Piece(s, e, first, last))
+    return out
+
+
+def _row_boundaries(text: str, start: int, end: int) -> list[int]:
+    return [start + m.end() for m in re.finditer(r"\n", text[start:end])]
+
+
+def _split_at(start: int, end: int, boundaries: list[int]) -> list[tuple[int, int]]:
+    cuts = [start] + [b for b in boundaries if start < b < end] + [end]
+    return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
+
+
+def _word_windows(text: str, start: int, end: int, count: TokenCounter, budget: int) -> list[tuple[int, int]]:
+    """Last resort for a sentence longer than the budget: greedy windows of whole words."""
+    words = [(start + m.start(), start + m.end()) for m in re.finditer(r"\S+", text[start:end])]
+    windows: list[tuple[int, int]] = []
+    i = 0
+    while i < len(words):
+        lo, hi = i, len(words)
+        # binary search the longest run of words that fits the token and character budget
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            s, e = words[i][0], words[mid - 1][1]
+            if mid > i and e - s <= MAX_CHUNK_CHARS and count([text[s:e]])[0] <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        j = max(lo, i + 1)  # a single word always advances (one word is at most a few tokens... or [UNK])
+        s, e = words[i][0], words[j - 1][1]
+        if e - s > MAX_CHUNK_CHARS:  # one enormous "word": cut by characters
+            for a in range(s, e, MAX_CHUNK_CHARS):
+                windows.append((a, min(e, a + MAX_CHUNK_CHARS)))
+        else:
+            windows.append((s, e))
+        i = j
+    return windows
+
+
+def _pack(pieces: list[_Piece], text: str, count: TokenCounter, budget: int) -> list[list[_Piece]]:
+    """Greedy: add pieces to the current group while the joined span still fits."""
+    groups: list[list[_Piece]] = []
+    if not pieces:
+        return groups
+    piece_tokens = count([text[p.start : p.end] for p in pieces])
+    current, current_tokens = [pieces[0]], piece_tokens[0]
+    for piece, tokens in zip(pieces[1:], piece_tokens[1:]):
+        span = piece.end - current[0].start
+        if current_tokens + tokens <= budget and span <= MAX_CHUNK_CHARS:
+            current.append(piece)
+            current_tokens += tokens
+        else:
+            groups.append(current)
+            current, current_tokens = [piece], tokens
+    groups.append(current)
+    return groups
+
+
+def _make_chunk(
+    ordinal: int, group: list[_Piece], text: str, path: list[str], identity: str, count: TokenCounter, max_tokens: int
+) -> Chunk:
+    start, end = group[0].start, group[-1].end
+    body = text[start:end]
+    # joins can add a token or two: give up the path, then the identity, never the body
+    for prefix in (section_prefix(path, identity), section_prefix([], identity), ""):
+        search_text = prefix + body
+        tokens = count([search_text])[0]
+        if tokens <= max_tokens:
+            break
+    pages = [p for piece in group for p in (piece.page_start, piece.page_end) if p is not None]
+    return Chunk(
+        ord=ordinal,
+        text=body,
+        section_path=list(path),
+        page_start=min(pages) if pages else None,
+        page_end=max(pages) if pages else None,
+        char_start=start,
+        char_end=end,
+        token_count=tokens,
+        content_hash=hashlib.sha256(search_text.encode("utf-8")).hexdigest(),
+        search_text=search_text,
+        search_prefix=prefix,
+    )

@@ -1,0 +1,213 @@
+"""Search over the index as the caller may see it: their groups and a point in time are part
+of the SQL query, the query is embedded with the index's own model, and every search is logged
+(caller, query, groups, as-of, model, each candidate's rank and score per branch, and a SHA-256 of
+every returned text) so a past answer can be explained and replayed (`rag_pipeline.explain`).
+
+The caller's groups are also set on the transaction (`rag.groups`): a connection acting as the
+reader role then gets row-level security keyed by the same groups, a second line behind the
+query's own filter."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from rag_pipeline import store
+from rag_pipeline.embedding import Embedder, ModelError
+from rag_pipeline.errors import UsageError
+from rag_pipeline.retrieval import rerank
+
+MAX_QUERY_CHARS = 2000  # the model reads 256 tokens; a longer "query" is a document, not a question
+MAX_GROUPS = 256  # a caller in more groups than this is a configuration error, not a user
+MAX_GROUP_CHARS = 200
+MAX_USER_CHARS = 256
+RUNNERS_UP = 10  # candidates ranked after the k returned ones, kept in the log to explain the cut
+BRANCHES = ("vector", "fulltext", "rerank")  # retrieval branches whose rank/score a hit carries
+MODES = ("vector", "fulltext", "hybrid", "hybrid+rerank")
+DEFAULT_MODE = "hybrid+rerank"
+RERANK_DEPTH = 50  # fused candidates the rerank stage reorders before the top k are kept
+
+
+class QueryError(UsageError):
+    """The query cannot be searched as given; the message says why."""
+
+
+@dataclass
+class Hit:
+    chunk_id: int
+    source: str
+    uri: str
+    version_no: int
+    version_id: int
+    section_path: list[str]
+    page_start: int | None
+    page_end: int | None
+    char_start: int
+    char_end: int
+    score: float  # fused rank score (reciprocal rank fusion of vector and full-text ranks)
+    similarity: float  # cosine similarity of query and chunk: what refusal thresholds compare
+    text: str
+    acl_groups: list[str]
+    status: str
+    branches: dict[str, dict[str, Any]] = field(default_factory=dict)  # branch -> {"rank", "score", ...}
+
+    @property
+    def text_sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+    # Why it ranked where it did besides the branches: BM25 term coverage and, after the rerank
+    # stage, every rerank feature. Logged with the hit.
+    features: dict[str, float] = field(default_factory=dict)
+
+    def record(self, *, with_text: bool = True) -> dict[str, Any]:
+        """The hit as the CLI prints it in JSON, the evaluation lists it and the search log keeps
+        it (without the text, but with its SHA-256: what was shown, provably)."""
+        record = {"uri": self.uri, "source": self.source, "version": self.version_no,
+                  "section_path": self.section_path, "pages": [self.page_start, self.page_end],
+                  "chunk_id": self.chunk_id, "score": round(self.score, 6), "similarity": round(self.similarity, 4),
+                  "branches": self.branches, "text_sha256": self.text_sha256}
+        if self.features:
+            record["features"] = self.features
+        if with_text:
+            record["text"] = self.text
+        return record
+
+
+class Results(list[Hit]):
+    """The hits of one search, in rank order, and the id of its search_log row (None when not
+    logged): what `rag-pipeline explain` takes."""
+
+    log_id: int | None = None
+
+
+def check_model(conn: psycopg.Connection, embedder: Embedder, view: store.search.View = store.search.View()) -> int | None:
+    """The id of the index's model, after checking the loaded model is that model."""
+    model_id = store.search.index_model_id(conn, view)
+    if model_id is None:
+        return None
+    indexed = store.models.model_by_id(conn, model_id) or {}
+    if (indexed.get("weights_sha256"), indexed.get("numerics", "fp32")) != (embedder.identity.weights_sha256, embedder.identity.numerics):
+        raise ModelError(
+            f"the index was embedded with {indexed.get('name')} ({indexed.get('revision')}); "
+            f"queries must use that model but {embedder.identity.name} is configured"
+        )
+    return model_id
+
+
+def search(
+    conn: psycopg.Connection,
+    embedder: Embedder,
+    query: str,
+    groups: list[str],
+    *,
+    k: int = 10,
+    as_of: datetime | None = None,
+    preview_run: str | None = None,
+    log: bool = True,
+    user: str | None = None,
+    mode: str = DEFAULT_MODE,
+) -> Results:
+    """The k best chunks the groups may see, live or as of a time, by `mode`: one branch alone
+    (vector, fulltext), both fused by reciprocal rank (hybrid), or fused then reordered by the
+    deterministic rerank stage (hybrid+rerank, the default). `user` is the caller's identity as
+    the application received it; it is logged as given."""
+    check_request(query, groups, user)
+    if mode not in MODES:
+        raise QueryError(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
+    view = store.search.View(as_of=as_of, preview_run=preview_run)
+    groups = sorted({g.strip() for g in groups if g and g.strip()})
+    with conn.transaction():  # the groups set below hold for this transaction only
+        searched_at = conn.execute("SELECT now()").fetchone()[0]
+        store.search_log.set_session_groups(conn, groups)
+        model_id = check_model(conn, embedder, view)
+        ranked: list[Hit] = []
+        plan: store.search.VectorPlan | None = None
+        if model_id is not None and groups and query.strip():
+            vector = embedder.encode([query])[0]
+            reranked = mode == "hybrid+rerank"
+            fetch = max(k, min(k + RUNNERS_UP, store.search.CANDIDATES))  # the same candidate pool as k alone
+            depth = max(fetch, RERANK_DEPTH) if reranked else fetch
+            if mode != "fulltext":  # the vector branch's strategy, from the selectivity of the filter
+                plan = store.search.plan_vector(conn, groups, model_id, view)
+            rows = store.search.search_chunks(conn, vector, query, groups, model_id, depth, view,
+                                              candidates=max(store.search.CANDIDATES, depth),
+                                              mode="hybrid" if reranked else mode,
+                                              plan=plan or store.search.EXACT)
+            ranked = [_hit(r) for r in rows]
+            if reranked:
+                ranked = rerank_hits(query, ranked)[:fetch]
+        hits = Results(ranked[:k])
+        if log:
+            hits.log_id = store.search_log.log_search(
+                conn, query=query, groups=groups, as_of=as_of, model_id=model_id, k=k,
+                results=[h.record(with_text=False) for h in hits],
+                candidates=[h.record(with_text=False) for h in ranked[k:]],
+                caller=user, searched_at=searched_at, strategy=plan.record() if plan else None,
+            )
+    return hits
+
+
+def check_request(query: str, groups: list[str], user: str | None) -> None:
+    """Refuse what cannot be searched or logged faithfully, with the reason."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryError(f"query is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}")
+    if "\x00" in query:
+        raise QueryError("the query contains a NUL character; remove it")
+    if len(groups) > MAX_GROUPS:
+        raise QueryError(f"{len(groups):,} groups given; the limit is {MAX_GROUPS}")
+    for group in groups:
+        if not isinstance(group, str) or len(group) > MAX_GROUP_CHARS or "\x00" in group or "," in group:
+            raise QueryError(
+                f"group {str(group)[:40]!r}... is not a group name (at most {MAX_GROUP_CHARS} characters, no ',' or NUL)"
+            )
+    if user is not None and (len(user) > MAX_USER_CHARS or "\x00" in user):
+        raise QueryError(f"the caller identity must be at most {MAX_USER_CHARS} characters without NUL")
+
+
+def rerank_hits(query: str, hits: list[Hit]) -> list[Hit]:
+    """Reorder fused hits by the rerank stage; each hit keeps its features and rerank score."""
+    candidates = [rerank.Candidate(h.text, h.section_path, h.score, h.features.get("term_coverage", 0.0)) for h in hits]
+    ordered = []
+    for rank, (index, value, found) in enumerate(rerank.rerank(query, candidates), 1):
+        hit = hits[index]
+        hit.features = {**hit.features, **found, "rerank": round(value, 6)}
+        hit.branches = {**hit.branches, "rerank": {"rank": rank, "score": round(value, 6)}}
+        ordered.append(hit)
+    return ordered
+
+
+def _hit(row: dict[str, Any]) -> Hit:
+    return Hit(
+        chunk_id=row["chunk_id"],
+        source=row["source"],
+        uri=row["uri"],
+        version_no=row["version_no"],
+        version_id=row["version_id"],
+        section_path=list(row["section_path"]),
+        page_start=row["page_start"],
+        page_end=row["page_end"],
+        char_start=row["char_start"],
+        char_end=row["char_end"],
+        score=float(row["rrf"]),
+        similarity=float(row["similarity"]),
+        text=row["text"],
+        acl_groups=list(row["acl_groups"]),
+        status=row["status"],
+        branches=_branches(row),
+        features={"term_coverage": round(float(row.get("term_coverage") or 0.0), 6)},
+    )
+
+
+def _branches(row: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Rank and score of the hit in each branch that found it (`<branch>_rank`, `<branch>_score`
+    columns; the rerank stage adds its own entry)."""
+    found: dict[str, dict[str, Any]] = {}
+    for name in BRANCHES:
+        rank, score = row.get(f"{name}_rank"), row.get(f"{name}_score")
+        if rank is None and score is None:
+            continue
+        found[name] = {"rank": rank, "score": None if score is None else round(float(score), 6)}
+    return found

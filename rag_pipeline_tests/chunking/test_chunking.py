@@ -1,0 +1,91 @@
+"""Chunking by structure, bounded by the real model's tokenizer and maximum input."""
+
+from __future__ import annotations
+
+from rag_pipeline.chunking.chunks import chunk_elements, cleaned_text
+from rag_pipeline.parsing.types import Element
+
+
+def _doc() -> list[Element]:
+    return [
+        Element("heading", "Travel Policy", page=1, level=1),
+        Element("paragraph", "This policy applies to all staff.", page=1),
+        Element("heading", "2 Approval", page=1, level=2),
+        Element("paragraph", "A business trip abroad must be approved in advance by the head of department.", page=1),
+        Element("heading", "2.1 Exceptions", page=2, level=3),
+        Element("paragraph", "Emergencies may be approved afterwards.", page=2),
+        Element("heading", "3 Per diem rates", page=2, level=2),
+        Element("table", "| City | Hotel |\n| --- | --- |\n| Berlin | 140 |", page=3),
+    ]
+
+
+def test_section_paths_pages_and_offsets_point_into_the_cleaned_text(embedder) -> None:
+    elements = _doc()
+    chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)
+    text, _ = cleaned_text(elements)
+    paths = [c.section_path for c in chunks]
+    assert ["Travel Policy", "2 Approval"] in paths
+    assert ["Travel Policy", "2 Approval", "2.1 Exceptions"] in paths
+    assert ["Travel Policy", "3 Per diem rates"] in paths  # level 2 after level 3 pops back up
+    for chunk in chunks:
+        assert text[chunk.char_start : chunk.char_end] == chunk.text
+    table = next(c for c in chunks if "Berlin" in c.text)
+    assert (table.page_start, table.page_end) == (3, 3)
+    approval = next(c for c in chunks if "head of department" in c.text)
+    assert approval.search_text.startswith("Travel Policy > 2 Approval\n")
+
+
+def test_token_counts_are_the_models_and_never_exceed_its_maximum(embedder) -> None:
+    long_paragraph = " ".join(f"Sentence number {i} explains a rule about freight documents." for i in range(400))
+    elements = [Element("heading", "Long", level=1), Element("paragraph", long_paragraph)]
+    chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)
+    assert len(chunks) > 5
+    for chunk in chunks:
+        assert chunk.token_count == embedder.count_tokens([chunk.search_text])[0]
+        assert chunk.token_count <= embedder.max_tokens
+    # nothing lost: the chunks cover every sentence
+    joined = " ".join(c.text for c in chunks)
+    assert "Sentence number 0 " in joined and "Sentence number 399 " in joined
+
+
+def test_big_tables_split_between_rows_never_inside_one(embedder) -> None:
+    rows = [f"| Item {i} | Warehouse {i % 7} | {i * 13} kg |" for i in range(300)]
+    table = "| Item | Place | Weight |\n| --- | --- | --- |\n" + "\n".join(rows)
+    chunks = chunk_elements([Element("table", table, page=1)], embedder.count_tokens, embedder.max_tokens)
+    assert len(chunks) > 1
+    for chunk in chunks:
+        for line in chunk.text.strip("\n").split("\n"):
+            assert line.startswith("|") and line.endswith("|"), line
+        assert chunk.token_count <= embedder.max_tokens
+
+
+def test_hostile_input_unbroken_text_and_endless_headings(embedder) -> None:
+    blob = "x" * 50_000  # one "word": tokenises to [UNK] but must still be cut to readable chunks
+    heading = "H " * 2000
+    elements = [Element("heading", heading, level=1), Element("paragraph", blob)]
+    chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)
+    assert sum(len(c.text) for c in chunks) == 50_000
+    assert all(len(c.text) <= 4000 and c.token_count <= embedder.max_tokens for c in chunks)
+
+
+def test_identical_text_gives_identical_hashes_so_embeddings_can_be_reused(embedder) -> None:
+    a = chunk_elements(_doc(), embedder.count_tokens, embedder.max_tokens)
+    edited = _doc()
+    edited[5] = Element("paragraph", "Emergencies need a phone call to the head of department.", page=2)
+    b = chunk_elements(edited, embedder.count_tokens, embedder.max_tokens)
+    same = {c.content_hash for c in a} & {c.content_hash for c in b}
+    assert len(same) == len(a) - 1  # only the edited section's chunk changed
+
+
+def test_repeated_empty_headings_each_keep_their_own_text_and_offsets(embedder) -> None:
+    elements = [
+        Element("heading", "Chapter 1", level=1),
+        Element("heading", "Exercises", level=2),
+        Element("heading", "Chapter 2", level=1),
+        Element("heading", "Exercises", level=2),
+    ]
+    text, spans = cleaned_text(elements)
+    chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)
+    exercises = [c for c in chunks if c.text == "Exercises"]
+    assert [(c.char_start, c.char_end) for c in exercises] == [spans[1], spans[3]]
+    assert [c.section_path for c in exercises] == [["Chapter 1"], ["Chapter 2"]]

@@ -1,0 +1,65 @@
+"""The deterministic rerank stage: exact phrases, numbers and identifiers, section titles and
+term proximity move a fused candidate up; the same input always gives the same order; every
+feature is kept on the hit for the search log."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_pipeline.retrieval import rerank
+from rag_pipeline.retrieval import search as retrieval
+from rag_pipeline.store import database
+from rag_pipeline_tests.helpers import index_documents
+
+C = rerank.Candidate
+
+
+def _order(query: str, candidates: list[rerank.Candidate]) -> list[int]:
+    return [index for index, _, _ in rerank.rerank(query, candidates)]
+
+
+def test_a_candidate_with_the_querys_identifier_moves_above_a_better_fused_one() -> None:
+    candidates = [C("Form EXP-2230 is for travel advances.", [], 0.032, 0.5),
+                  C("Claims use form EXP-2231 within 30 days.", [], 0.030, 0.5)]
+    assert _order("what is form EXP-2231 for", candidates) == [1, 0]
+    found = rerank.rerank("what is form EXP-2231 for", candidates)[0][2]
+    assert found["identifiers"] == 1.0
+
+
+def test_exact_phrase_and_proximity_beat_scattered_terms() -> None:
+    scattered = C("The head of sales said the department budget covers travel, and a trip needs approval later.", [], 0.031, 0.8)
+    together = C("Business trips need approval by the head of department.", [], 0.030, 0.8)
+    assert _order("approval by the head of department", [scattered, together]) == [1, 0]
+
+
+def test_section_title_naming_the_subject_moves_a_chunk_up() -> None:
+    plain = C("Requests are answered within five working days.", ["Procurement"], 0.030, 0.3)
+    titled = C("Requests are answered within five working days.", ["Parental leave"], 0.030, 0.3)
+    assert _order("how fast are parental leave requests answered", [plain, titled]) == [1, 0]
+
+
+def test_same_input_same_order_and_ties_keep_the_fused_order() -> None:
+    same = [C("identical text", [], 0.03, 0.0) for _ in range(5)]
+    assert _order("nothing matches", same) == [0, 1, 2, 3, 4]
+    many = [C(f"chunk {i} about leave and pay {i % 3}", [f"S{i % 4}"], 0.03 - i * 1e-4, (i % 5) / 5) for i in range(40)]
+    assert len({tuple(_order("leave pay 2", many)) for _ in range(3)}) == 1
+
+
+@pytest.mark.parametrize("query", ["", "   ", "the of and", "%%%", "ü" * 2000, "1 2 3 4 5 6 7 8 9 0" * 50])
+def test_hostile_or_empty_queries_give_bounded_features(query: str) -> None:
+    for _, value, found in rerank.rerank(query, [C("some text 1 2 3", ["A"], 0.02, 0.1), C("", [], 0.0, 0.0)]):
+        assert all(0.0 <= v <= 1.0 for v in found.values())
+        assert value >= 0.0
+
+
+def test_reranked_search_keeps_its_features_on_each_hit(db_url: str, embedder) -> None:
+    index_documents(db_url, embedder, {
+        "forms.md": ("Expense forms", "Expense claims use form EXP-2231. Submit it within 30 days of returning."),
+        "advances.md": ("Travel advances", "Form EXP-2230 requests a travel advance before the trip."),
+    }, "staff")
+    with database.connect(db_url) as conn:
+        hits = retrieval.search(conn, embedder, "form EXP-2231", ["staff"], k=2, log=False)
+    assert hits[0].uri == "forms.md"
+    for hit in hits:
+        assert {"rerank", "fused", "identifiers", "phrase", "section", "proximity", "term_coverage"} <= set(hit.features)
+        assert "features" in hit.record(with_text=False)
