@@ -15,7 +15,6 @@ should start one parser and take as long as the baseline.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import multiprocessing
 import os
@@ -83,7 +82,7 @@ def compare(name: str, docs: Path, work: Path, rounds: int, model_id_for) -> dic
     best: dict[str, dict] = {}
     for round_no in range(rounds):
         for label, workers in (settings.items() if round_no % 2 == 0 else reversed(settings.items())):
-            config = dataclasses.replace(base, parse_workers=workers)
+            config = base.model_copy(update={"parse_workers": workers})
             figures = timed_parse(config, url, f"{name}-{label.split()[0]}-{round_no}", model_id)
             print(f"  {name}, round {round_no + 1}, {label}: {figures['seconds']:.2f} s, "
                   f"{figures['parsers']} parser(s)", flush=True)

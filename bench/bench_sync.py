@@ -22,7 +22,6 @@ encode); it is the most an overlapping pipeline could gain, before any cost of i
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import resource
 import shutil
@@ -108,7 +107,7 @@ def main() -> None:
         docs = args.docs.resolve() if args.docs else build_default_folder(work / "docs", int(args.max_mb * 1e6))
         config = bench_config(work, docs)
         if args.parse_workers != "auto":
-            config = dataclasses.replace(config, parse_workers=int(args.parse_workers))
+            config = config.model_copy(update={"parse_workers": int(args.parse_workers)})
         started = time.perf_counter()
         url = prepare_database(config)
         embedder = load_embedder()

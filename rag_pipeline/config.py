@@ -1,57 +1,98 @@
 """Loading `rag_pipeline.yaml` (the stable configuration contract in DESIGN.md).
 
-Every relative path is resolved against the config file's folder so a config means the same
-thing whatever the working directory of the CLI, `dagster dev` or a test.
+Each section is a frozen pydantic model beside the layer it configures (sources/, embedding/,
+evaluation/, blobs/ and parsing/config.py); `Config` holds them with the top-level keys. This
+module reads the file, refuses credentials, validates it, turns a validation error into a
+ConfigError naming the key, the allowed values and the value found, and resolves every relative
+path against the config file's folder, so a config means the same thing whatever the working
+directory of the CLI, `dagster dev` or a test.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import types
+import typing
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_core import ErrorDetails, PydanticUseDefault
 
 from rag_pipeline.blobs.config import BlobStoreConfig
+from rag_pipeline.common.config import NullIsDefault, Number, PathText, PositiveWhole, Share, Text, Whole, shown
 from rag_pipeline.common.yaml_io import YAMLError, load_yaml
-from rag_pipeline.embedding.config import EmbeddingConfig
+from rag_pipeline.embedding.config import EMBEDDING_BACKENDS, EmbeddingConfig
 from rag_pipeline.errors import UsageError
 from rag_pipeline.evaluation.config import DEFAULT_THRESHOLDS, EvaluationConfig
-from rag_pipeline.parsing.types import ParseLimits
+from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.sources.config import SourceConfig
 
 CONFIG_ENV = "RAG_PIPELINE_CONFIG"
-SOURCE_KINDS = ("filesystem", "s3")
 DEFAULT_SOURCE_WAIT_SECONDS = 3600.0  # about the longest a sync of one source takes
 MAX_SOURCE_WAIT_SECONDS = 86400.0
-# S3 per-object requests in flight per source: each holds a pooled connection; S3 serves
-# thousands per prefix per second, but a small MinIO or a proxy does not, so the cap stays modest.
-MAX_CONCURRENT_REQUESTS = 128
+MAX_PARSE_WORKERS = 64
+# Keys that would put credentials in the file; boto3's credential chain is the only way in.
+CREDENTIAL_KEYS = ("aws_access_key_id", "aws_secret_access_key", "aws_session_token", "access_key",
+                   "secret_key", "access_key_id", "secret_access_key", "session_token", "credentials", "profile")
+MAX_KEYS_NAMED = 10  # unknown keys named in one message (a generated file may hold thousands)
 
 
 class ConfigError(UsageError):
     """The configuration is unusable; the message names the file and the key to fix."""
 
 
-@dataclass(frozen=True)
-class Config:
-    path: Path | None
-    root: Path
-    database_url: str | None
-    sources: tuple[SourceConfig, ...]
-    embedding: EmbeddingConfig
-    evaluation: EvaluationConfig
-    state_dir: Path
-    limits: ParseLimits = ParseLimits()
-    max_failed_share: float = 0.5  # quarantining more than this share of a run's files fails it
-    batch_size: int = 64  # documents per batch through parse/clean/chunk/embed
+def _auto_or_count(value: Any) -> Any:
+    """'auto' (sized to the machine when a step runs, which may be another machine than the
+    one that read the file) or a number of parser processes."""
+    if value == "auto":
+        raise PydanticUseDefault()
+    if isinstance(value, str) or value is None:
+        raise ValueError(f"must be 'auto' or a whole number from 1 to {MAX_PARSE_WORKERS}, got {shown(value)}")
+    return value
+
+
+class Config(BaseModel):
+    """The whole file; `path` and `root` say where it was read and what its relative paths mean."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    database_url: Text | None = None  # DATABASE_URL in the environment wins
+    state_dir: Annotated[PathText, NullIsDefault] = Path(".rag_pipeline")
+    sources: Annotated[tuple[SourceConfig, ...], NullIsDefault] = ()
+    embedding: Annotated[EmbeddingConfig, NullIsDefault] = Field(default_factory=EmbeddingConfig)
+    evaluation: Annotated[EvaluationConfig, NullIsDefault] = Field(default_factory=EvaluationConfig)
+    limits: Annotated[ParseLimits, NullIsDefault] = Field(default_factory=ParseLimits)
+    max_failed_share: Share = 0.5  # quarantining more than this share of a run's files fails it
+    batch_size: PositiveWhole = 64  # documents per batch through parse/clean/chunk/embed
     # documents per step of the sharded heavy steps (each shard is one Dagster step, which a
     # Celery or Kubernetes executor may run on another machine); one shard never spans sources
-    shard_size: int = 512
+    shard_size: PositiveWhole = 512
     blob_store: BlobStoreConfig | None = None  # None: the local folder state_dir/blobs
     # a sync that finds a source held by another run waits this long for it (0: fail at once)
-    source_wait_seconds: float = DEFAULT_SOURCE_WAIT_SECONDS
+    source_wait_seconds: Number = Field(DEFAULT_SOURCE_WAIT_SECONDS, ge=0.0, le=MAX_SOURCE_WAIT_SECONDS)
     # parser processes side by side in one step process; None ("auto"): one per core, as memory allows
-    parse_workers: int | None = None
+    parse_workers: Annotated[Whole | None, BeforeValidator(_auto_or_count)] = Field(None, ge=1, le=MAX_PARSE_WORKERS)
+
+    _path: Path | None = PrivateAttr(None)
+    _root: Path = PrivateAttr(default_factory=Path.cwd)
+
+    @field_validator("sources")
+    @classmethod
+    def _unique_names(cls, sources: tuple[SourceConfig, ...]) -> tuple[SourceConfig, ...]:
+        names = [s.name for s in sources]
+        if len(set(names)) != len(names):
+            raise ValueError(f"must have unique names, got {shown(names)}")
+        return sources
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    @property
+    def root(self) -> Path:
+        return self._root
 
     @property
     def blob_dir(self) -> Path:
@@ -82,142 +123,32 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         )
     try:
         raw = load_yaml(config_path.read_text(encoding="utf-8")) or {}
-    except (YAMLError, UnicodeDecodeError) as exc:
+    except (YAMLError, UnicodeDecodeError, ValueError) as exc:  # ValueError: an int of thousands of digits
         raise ConfigError(f"{config_path}: not valid YAML: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"{config_path}: not valid YAML: nested too deeply") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{config_path}: top level must be a mapping of keys")
     return config_from_dict(raw, config_path)
 
 
-TOP_LEVEL_KEYS = ("database_url", "state_dir", "sources", "embedding", "evaluation", "limits", "max_failed_share",
-                  "batch_size", "shard_size", "blob_store", "source_wait_seconds", "parse_workers")
-SOURCE_KEYS = {
-    "filesystem": ("name", "kind", "path", "deny", "max_tombstone_share", "default_groups", "schedule", "watch"),
-    "s3": ("name", "kind", "bucket", "prefix", "endpoint_url", "region", "deny", "max_tombstone_share",
-           "default_groups", "object_acl", "max_attempts", "retry_mode", "concurrent_requests", "schedule", "watch"),
-}
-BLOB_STORE_KEYS = ("url", "endpoint_url", "region")
-# Keys that would put credentials in the file; boto3's credential chain is the only way in.
-CREDENTIAL_KEYS = ("aws_access_key_id", "aws_secret_access_key", "aws_session_token", "access_key",
-                   "secret_key", "access_key_id", "secret_access_key", "session_token", "credentials", "profile")
-EMBEDDING_KEYS = ("model", "batch_size", "device", "backend")
-EMBEDDING_BACKENDS = ("auto", "torch-fp32", "onnx-fp32", "torch-bf16")
-EVALUATION_KEYS = ("eval_set", "k", "thresholds", "refusal_score")
-
-
 def config_from_dict(raw: dict[str, Any], path: Path | None, root: Path | None = None) -> Config:
     root = (root or (path.parent if path else Path.cwd())).resolve()
     where = str(path or "config")
-    _refuse_credentials(raw, where, "")
-    _known(raw, TOP_LEVEL_KEYS, where, "")
-    sources = tuple(_source(s, root, where, i) for i, s in enumerate(_list(raw, "sources", where)))
-    names = [s.name for s in sources]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"{where}: source names must be unique, got {names}")
-    database_url = os.environ.get("DATABASE_URL") or _optional_str(raw, "database_url", where, "database_url")
-    return Config(
-        path=path,
-        root=root,
-        database_url=database_url,
-        sources=sources,
-        embedding=_embedding(_mapping(raw, "embedding", where), where),
-        evaluation=_evaluation(_mapping(raw, "evaluation", where), root, where),
-        state_dir=_resolve(root, _optional_str(raw, "state_dir", where, "state_dir") or ".rag_pipeline"),
-        limits=_limits(_mapping(raw, "limits", where), where),
-        max_failed_share=_share(raw.get("max_failed_share", 0.5), "max_failed_share", where),
-        batch_size=_positive_int(raw.get("batch_size", 64), "batch_size", where),
-        shard_size=_positive_int(raw.get("shard_size", 512), "shard_size", where),
-        blob_store=_blob_store(raw.get("blob_store"), where),
-        source_wait_seconds=_number(raw.get("source_wait_seconds", DEFAULT_SOURCE_WAIT_SECONDS), "source_wait_seconds",
-                                    where, low=0.0, high=MAX_SOURCE_WAIT_SECONDS),
-        parse_workers=_parse_workers(raw.get("parse_workers", "auto"), where),
-    )
-
-
-MAX_PARSE_WORKERS = 64
-
-
-def _parse_workers(value: Any, where: str) -> int | None:
-    """'auto' (sized to the machine when a step runs, which may be another machine than the
-    one that read the file) or a number of parser processes."""
-    if value == "auto":
-        return None
-    if isinstance(value, str):
-        raise ConfigError(f"{where}: parse_workers must be 'auto' or a whole number from 1 to {MAX_PARSE_WORKERS}, "
-                          f"got {value!r}")
-    return _int_in_range(value, "parse_workers", where, 1, MAX_PARSE_WORKERS)
-
-
-def _refuse_credentials(raw: Any, where: str, prefix: str) -> None:
-    """Credentials never belong in the config file (it is shared, versioned, printed): refuse
-    them with a pointer to boto3's standard credential chain, at any depth."""
-    if isinstance(raw, list):
-        for i, item in enumerate(raw):
-            _refuse_credentials(item, where, f"{prefix}[{i}]")
-        return
-    if not isinstance(raw, dict):
-        return
-    for key, value in raw.items():
-        if str(key).lower() in CREDENTIAL_KEYS:
-            raise ConfigError(
-                f"{where}: {prefix}{key}: credentials are never read from the config file; use boto3's "
-                "standard chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE in the environment, "
-                "~/.aws/credentials, SSO, or an instance/container role) and remove this key"
-            )
-        _refuse_credentials(value, where, f"{prefix}{key}.")
-
-
-def _blob_store(raw: Any, where: str) -> BlobStoreConfig | None:
-    if raw is None:
-        return None
-    if isinstance(raw, str):
-        raw = {"url": raw}
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: blob_store must be s3://BUCKET/PREFIX or a mapping with url, endpoint_url, region")
-    _known(raw, BLOB_STORE_KEYS, where, "blob_store.")
-    url = raw.get("url")
-    from rag_pipeline.common.s3 import split_s3_url
-
+    _refuse_credentials(raw, where)
     try:
-        split_s3_url(url if isinstance(url, str) else "")
-    except ValueError as exc:
-        raise ConfigError(f"{where}: blob_store: {exc}; the local folder is the default, omit the key for it") from exc
-    return BlobStoreConfig(
-        url=url,
-        endpoint_url=_optional_str(raw, "endpoint_url", where, "blob_store.endpoint_url"),
-        region=_optional_str(raw, "region", where, "blob_store.region"),
-    )
-
-
-def _known(raw: dict[str, Any], allowed: tuple[str, ...], where: str, prefix: str) -> None:
-    """Refuse keys this version does not know: a misspelt key would otherwise be ignored silently."""
-    unknown = sorted(str(k) for k in raw if k not in allowed)
-    if unknown:
-        keys = ", ".join(f"{prefix}{k}" for k in unknown)
-        raise ConfigError(f"{where}: unknown key {keys}; known here: {', '.join(allowed)}")
-
-
-def _mapping(raw: dict[str, Any], key: str, where: str) -> dict[str, Any]:
-    value = raw.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ConfigError(f"{where}: '{key}' must be a mapping of keys")
-    return value
-
-
-def _optional_str(raw: dict[str, Any], key: str, where: str, label: str) -> str | None:
-    value = raw.get(key)
-    if value is not None and not isinstance(value, str):
-        raise ConfigError(f"{where}: {label} must be a string")
-    return value
-
-
-def _list(raw: dict[str, Any], key: str, where: str) -> list[Any]:
-    value = raw.get(key) or []
-    if not isinstance(value, list):
-        raise ConfigError(f"{where}: '{key}' must be a list")
-    return value
+        read = Config.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"{where}: {_problem(exc)}") from None
+    config = read.model_copy(update={
+        "database_url": os.environ.get("DATABASE_URL") or read.database_url,
+        "state_dir": _resolve(root, read.state_dir),
+        "sources": tuple(s.model_copy(update={"path": _resolve(root, s.path)}) if s.path else s for s in read.sources),
+        "evaluation": read.evaluation.model_copy(
+            update={"eval_set": _resolve(root, read.evaluation.eval_set) if read.evaluation.eval_set else None}),
+    })
+    config._path, config._root = path, root
+    return config
 
 
 def _resolve(root: Path, value: str | os.PathLike[str]) -> Path:
@@ -225,186 +156,128 @@ def _resolve(root: Path, value: str | os.PathLike[str]) -> Path:
     return p if p.is_absolute() else (root / p).resolve()
 
 
-def _source(raw: Any, root: Path, where: str, index: int) -> SourceConfig:
-    if not isinstance(raw, dict) or not raw.get("name"):
-        raise ConfigError(f"{where}: sources[{index}] needs a 'name'")
-    name = str(raw["name"])
-    if not name.replace("-", "").replace("_", "").isalnum() or not name.isascii():
-        raise ConfigError(f"{where}: source name {name!r} may only hold letters, digits, '-' and '_'")
-    kind = raw.get("kind", "filesystem")
-    if kind not in SOURCE_KINDS:
-        raise ConfigError(f"{where}: source {name!r} has kind {kind!r}; use one of {SOURCE_KINDS}")
-    _known(raw, SOURCE_KEYS[kind], where, f"sources[{index}].")
-    deny = raw.get("deny") or []
-    if not isinstance(deny, list) or not all(isinstance(d, str) for d in deny):
-        raise ConfigError(f"{where}: source {name!r}: 'deny' must be a list of glob patterns")
-    share = _share(raw.get("max_tombstone_share", 0.5), f"sources[{index}].max_tombstone_share", where)
-    watch = raw.get("watch", False)
-    if not isinstance(watch, bool):
-        raise ConfigError(f"{where}: source {name!r}: 'watch' must be true or false")
-    default_groups = raw.get("default_groups") or []
-    if not isinstance(default_groups, list) or not all(isinstance(g, str) and g.strip() for g in default_groups):
-        raise ConfigError(f"{where}: sources[{index}].default_groups must be a list of group names, e.g. [all-staff]")
-    common = dict(name=name, kind=kind, deny=tuple(deny), max_tombstone_share=share,
-                  default_groups=tuple(sorted({g.strip() for g in default_groups})),
-                  schedule=_cron(raw.get("schedule"), f"sources[{index}].schedule", where), watch=watch)
-    if kind == "filesystem":
-        if not isinstance(raw.get("path"), str) or not raw["path"]:
-            raise ConfigError(f"{where}: filesystem source {name!r} needs a 'path'")
-        return SourceConfig(path=_resolve(root, raw["path"]), **common)
-    return _s3_source(raw, where, index, common)
+def _refuse_credentials(raw: Any, where: str) -> None:
+    """Credentials never belong in the config file (it is shared, versioned, printed): refuse
+    them with a pointer to boto3's standard credential chain, at any depth (walked without
+    recursion, so no nesting is too deep for it)."""
+    stack: list[tuple[str, Any]] = [("", raw)]
+    while stack:
+        prefix, node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(reversed([(f"{prefix}[{i}]", item) for i, item in enumerate(node)]))
+        elif isinstance(node, dict):
+            for key in node:
+                if str(key).lower() in CREDENTIAL_KEYS:
+                    raise ConfigError(
+                        f"{where}: {prefix}{key}: credentials are never read from the config file; use boto3's "
+                        "standard chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE in the environment, "
+                        "~/.aws/credentials, SSO, or an instance/container role) and remove this key"
+                    )
+            stack.extend(reversed([(f"{prefix}{key}.", value) for key, value in node.items()]))
 
 
-def _s3_source(raw: dict[str, Any], where: str, index: int, common: dict[str, Any]) -> SourceConfig:
-    from rag_pipeline.common.s3 import RETRY_MODES
-    from rag_pipeline.sources.s3 import OBJECT_ACL_KINDS
-
-    name, key = common["name"], f"sources[{index}]"
-    if not isinstance(raw.get("bucket"), str) or not raw["bucket"] or "/" in raw["bucket"]:
-        raise ConfigError(f"{where}: s3 source {name!r} needs a 'bucket' (a bucket name, no s3:// or '/')")
-    prefix = raw.get("prefix", "")
-    if not isinstance(prefix, str):
-        raise ConfigError(f"{where}: {key}.prefix must be a string such as contracts/")
-    object_acl = raw.get("object_acl", list(OBJECT_ACL_KINDS))
-    if not isinstance(object_acl, list) or not set(object_acl) <= set(OBJECT_ACL_KINDS):
-        raise ConfigError(f"{where}: {key}.object_acl must be a list of {list(OBJECT_ACL_KINDS)} (or [])")
-    retry_mode = raw.get("retry_mode", "standard")
-    if retry_mode not in RETRY_MODES:
-        raise ConfigError(f"{where}: {key}.retry_mode must be one of {RETRY_MODES}, got {retry_mode!r}")
-    return SourceConfig(
-        bucket=raw["bucket"],
-        prefix=prefix,
-        endpoint_url=_optional_str(raw, "endpoint_url", where, f"{key}.endpoint_url"),
-        region=_optional_str(raw, "region", where, f"{key}.region"),
-        object_acl=tuple(object_acl),
-        max_attempts=_positive_int(raw.get("max_attempts", 5), f"{key}.max_attempts", where),
-        retry_mode=retry_mode,
-        concurrent_requests=_int_in_range(raw.get("concurrent_requests", 16), f"{key}.concurrent_requests", where,
-                                          1, MAX_CONCURRENT_REQUESTS),
-        **common,
-    )
+def _problem(exc: ValidationError) -> str:
+    """The first problem, worded as before the sections were models: unknown keys first (a
+    misspelt key is also why a required one seems missing), then in the file's order."""
+    errors = exc.errors(include_url=False)
+    unknown = [e for e in errors if e["type"] in ("extra_forbidden", "unknown_keys")]
+    text, told = _unknown_keys(unknown) if unknown else (_described(errors[0]), 1)
+    more = len(errors) - told
+    return text + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else "")
 
 
-_CRON_FIELDS = (("minute", 0, 59), ("hour", 0, 23), ("day of month", 1, 31), ("month", 1, 12), ("day of week", 0, 7))
-_CRON_NAMES = {**{m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())},
-               **{d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}}
-_CRON_MACROS = ("@hourly", "@daily", "@weekly", "@monthly")
+def _unknown_keys(unknown: list[ErrorDetails]) -> tuple[str, int]:
+    first = unknown[0]
+    if first["type"] == "unknown_keys":  # a source's keys, checked against its kind
+        parent, keys, known = first["loc"], first["ctx"]["keys"], first["ctx"]["known"]
+        told = 1
+    else:
+        parent = first["loc"][:-1]
+        same = [e for e in unknown if e["type"] == "extra_forbidden" and e["loc"][:-1] == parent]
+        keys, told = sorted(str(e["loc"][-1]) for e in same), len(same)
+        model, _ = _walk(parent)
+        known = list(model.model_fields) if isinstance(model, type) and issubclass(model, BaseModel) else []
+    prefix = f"{_dotted(parent)}." if parent else ""
+    named = ", ".join(prefix + (k if len(k) <= 80 and k.isprintable() else shown(k)) for k in keys[:MAX_KEYS_NAMED])
+    if len(keys) > MAX_KEYS_NAMED:
+        named += f" and {len(keys) - MAX_KEYS_NAMED} more"
+    return f"unknown key {named}; known here: {', '.join(known)}", told
 
 
-def _cron(value: Any, key: str, where: str) -> str | None:
-    """A standard 5-field cron expression (or @hourly/@daily/@weekly/@monthly), checked here so
-    a typo is a config error at load, not a schedule that silently never fires."""
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where}: {key} must be a cron string such as '0 2 * * *'")
-    text = value.strip()
-    if text in _CRON_MACROS:
-        return text
-    parts = text.split()
-    if len(parts) != 5:
-        raise ConfigError(f"{where}: {key} {value!r} must have 5 fields (minute hour day month weekday) "
-                          f"or be one of {', '.join(_CRON_MACROS)}")
-    for part, (field_name, low, high) in zip(parts, _CRON_FIELDS, strict=True):
-        for item in part.split(","):
-            if not _cron_item_ok(item.lower(), low, high):
-                raise ConfigError(f"{where}: {key} {value!r}: bad {field_name} field {part!r} "
-                                  f"(numbers {low}-{high}, '*', ranges a-b, steps /n)")
-    return text
+def _described(error: ErrorDetails) -> str:
+    loc, kind, ctx = error["loc"], error["type"], error.get("ctx") or {}
+    path, got = _dotted(loc), f", got {shown(error['input'])}"
+    if kind == "missing":
+        return f"{_dotted(loc[:-1]) or 'the file'} needs a '{loc[-1]}'"
+    if kind in ("value_error", "assertion_error"):  # a validator's own words, written to follow the key
+        reason = str(ctx.get("error", error["msg"]))
+        return f"{path}: {reason}" if reason.startswith("'") else f"{path} {reason}".strip()
+    typ, fields = _walk(loc)
+    described = [(end, field) for end, field in fields if field.description]
+    if described:  # the field says in words what it must be
+        end, field = described[-1]
+        return f"{_dotted(loc[:end])} must be {field.description}{got}"
+    bounds = {type(m).__name__: m for m in fields[-1][1].metadata} if fields and fields[-1][0] == len(loc) else {}
+    if typ is int and "Ge" in bounds and "Le" in bounds:
+        return f"{path} must be a whole number from {bounds['Ge'].ge} to {bounds['Le'].le}{got}"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return f"'{path}' must be a mapping of keys{got}"
+    return f"{path} {_reason(kind, ctx, error['msg'])}{got}"
 
 
-def _cron_item_ok(item: str, low: int, high: int) -> bool:
-    base, _, step = item.partition("/")
-    if step and (not step.isdigit() or int(step) == 0):
-        return False
-    if base == "*":
-        return True
-    ends = base.split("-")
-    if len(ends) > 2:
-        return False
-    values = [_CRON_NAMES.get(e, int(e) if e.isdigit() else None) for e in ends]
-    return all(v is not None and low <= v <= high for v in values) and (len(values) == 1 or values[0] <= values[1])
+def _reason(kind: str, ctx: dict[str, Any], msg: str) -> str:
+    if kind.startswith("int_"):
+        return "must be a whole number"
+    if kind.startswith("bool_"):
+        return "must be true or false"
+    if kind in ("float_type", "float_parsing", "finite_number"):
+        return "must be a number"
+    if kind in ("string_type", "path_type"):
+        return "must be a string"
+    if kind == "greater_than":  # an int bound means a count, a float bound a measure
+        return "must be positive" if ctx["gt"] == 0 and isinstance(ctx["gt"], int) else f"must be above {ctx['gt']:g}"
+    reasons = {"greater_than_equal": "must be at least {ge:g}", "less_than_equal": "must be at most {le:g}",
+               "literal_error": "must be one of {expected}", "string_too_short": "must be a non-empty string",
+               "list_type": "must be a list", "tuple_type": "must be a list"}
+    return reasons[kind].format(**ctx) if kind in reasons else msg[:1].lower() + msg[1:]
 
 
-def _embedding(raw: dict[str, Any], where: str) -> EmbeddingConfig:
-    _known(raw, EMBEDDING_KEYS, where, "embedding.")
-    device = raw.get("device", "cpu")
-    if not isinstance(device, str) or not device:
-        raise ConfigError(f"{where}: embedding.device must be a torch device name such as cpu")
-    backend = raw.get("backend", "auto")
-    if backend not in EMBEDDING_BACKENDS:
-        raise ConfigError(f"{where}: embedding.backend must be one of {', '.join(EMBEDDING_BACKENDS)}, not {backend!r}")
-    return EmbeddingConfig(
-        model=_optional_str(raw, "model", where, "embedding.model"),
-        batch_size=_positive_int(raw.get("batch_size", 32), "embedding.batch_size", where),
-        device=device,
-        backend=backend,
-    )
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    """('sources', 0, 'max_tombstone_share') -> sources[0].max_tombstone_share"""
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
 
 
-def _evaluation(raw: dict[str, Any], root: Path, where: str) -> EvaluationConfig:
-    _known(raw, EVALUATION_KEYS, where, "evaluation.")
-    thresholds = dict(DEFAULT_THRESHOLDS)
-    given = raw.get("thresholds") or {}
-    if not isinstance(given, dict):
-        raise ConfigError(f"{where}: evaluation.thresholds must be a mapping")
-    for key, value in given.items():
-        thresholds[str(key)] = _number(value, f"evaluation.thresholds.{key}", where, low=0.0)
-    eval_set = _optional_str(raw, "eval_set", where, "evaluation.eval_set")
-    return EvaluationConfig(
-        eval_set=_resolve(root, eval_set) if eval_set else None,
-        k=_positive_int(raw.get("k", 10), "evaluation.k", where),
-        thresholds=thresholds,
-        refusal_score=_number(raw.get("refusal_score", 0.35), "evaluation.refusal_score", where, low=-1.0, high=1.0),
-    )
+def _walk(loc: tuple[int | str, ...]) -> tuple[Any, list[tuple[int, FieldInfo]]]:
+    """Along an error's location from `Config`: the type reached, and each named field passed
+    with the length of the location up to it."""
+    typ: Any = Config
+    fields: list[tuple[int, FieldInfo]] = []
+    for i, part in enumerate(loc):
+        typ = _bare(typ)
+        if isinstance(typ, type) and issubclass(typ, BaseModel):
+            field = typ.model_fields.get(part) if isinstance(part, str) else None
+            if field is None:
+                return None, fields
+            fields.append((i + 1, field))
+            typ = field.annotation
+        else:  # an item of a tuple, or a value of a mapping
+            args = [a for a in typing.get_args(typ) if a is not Ellipsis]
+            typ = args[-1] if args else None
+    return _bare(typ), fields
 
 
-def _limits(raw: dict[str, Any], where: str) -> ParseLimits:
-    fields = ParseLimits.__dataclass_fields__
-    _known(raw, tuple(fields), where, "limits.")
-    values: dict[str, Any] = {}
-    for key, value in raw.items():
-        default = fields[key].default
-        if isinstance(default, bool):
-            if not isinstance(value, bool):
-                raise ConfigError(f"{where}: limits.{key} must be true or false")
-            values[key] = value
-        elif isinstance(default, str):
-            if not isinstance(value, str) or not value:
-                raise ConfigError(f"{where}: limits.{key} must be a non-empty string")
-            values[key] = value
-        elif isinstance(default, int):
-            values[key] = _positive_int(value, f"limits.{key}", where)
+def _bare(typ: Any) -> Any:
+    """X for Annotated[X, ...] and X | None."""
+    while True:
+        args = typing.get_args(typ)
+        if typing.get_origin(typ) is Annotated:
+            typ = args[0]
+        elif typing.get_origin(typ) in (typing.Union, types.UnionType) and type(None) in args:
+            typ = next(a for a in args if a is not type(None))
         else:
-            values[key] = _number(value, f"limits.{key}", where, low=0.0, exclusive_low=True)
-    return ParseLimits(**values)
+            return typ
 
 
-def _number(value: Any, key: str, where: str, *, low: float | None = None, high: float | None = None,
-            exclusive_low: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:  # NaN is not a number here
-        raise ConfigError(f"{where}: {key} must be a number, got {value!r}")
-    number = float(value)
-    if low is not None and (number < low or (exclusive_low and number == low)):
-        raise ConfigError(f"{where}: {key} must be {'above' if exclusive_low else 'at least'} {low:g}, got {value!r}")
-    if high is not None and number > high:
-        raise ConfigError(f"{where}: {key} must be at most {high:g}, got {value!r}")
-    return number
-
-
-def _share(value: Any, key: str, where: str) -> float:
-    return _number(value, key, where, low=0.0, high=1.0)
-
-
-def _positive_int(value: Any, key: str, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{where}: {key} must be a whole number, got {value!r}")
-    if value <= 0:
-        raise ConfigError(f"{where}: {key} must be positive, got {value!r}")
-    return value
-
-
-def _int_in_range(value: Any, key: str, where: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigError(f"{where}: {key} must be a whole number from {low} to {high}, got {value!r}")
-    return value
+__all__ = ["CONFIG_ENV", "DEFAULT_THRESHOLDS", "EMBEDDING_BACKENDS", "BlobStoreConfig", "Config", "ConfigError",
+           "EmbeddingConfig", "EvaluationConfig", "ParseLimits", "SourceConfig", "config_from_dict",
+           "default_config_path", "load_config"]

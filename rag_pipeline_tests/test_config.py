@@ -140,3 +140,108 @@ def test_the_corpus_eval_config_reads_the_shared_corpus_in_place_for_all_staff()
     assert source.kind == "filesystem" and source.default_groups == ("all-staff",)
     assert source.path == (root.parent / "shared" / "corpus" / "docs").resolve()
     assert config.evaluation.eval_set == root / "evalsets" / "corpus" / "eval.yaml"
+
+
+BIG = "x" * 10_000_000  # 10 MB
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    # strictness: a bool is not a number, "5" and 2.5 are not whole numbers, NaN and infinity are not numbers
+    (BASE + "batch_size: true\n", "batch_size must be a whole number, got True"),
+    (BASE + "limits: {max_pages: false}\n", "limits.max_pages must be a whole number, got False"),
+    (BASE + "limits: {max_pages: '5'}\n", "limits.max_pages must be a whole number, got '5'"),
+    (BASE + "evaluation: {k: 2.5}\n", "evaluation.k must be a whole number, got 2.5"),
+    ("sources:\n  - {name: b, kind: s3, bucket: x, max_attempts: true}\n", r"sources\[0\].max_attempts must be a whole"),
+    (BASE + "max_failed_share: .nan\n", "max_failed_share must be a number, got nan"),
+    (BASE + "max_failed_share: true\n", "max_failed_share must be a number, got True"),
+    (BASE + "limits: {max_seconds: .inf}\n", "limits.max_seconds must be a number, got inf"),
+    (BASE + "source_wait_seconds: -.inf\n", "source_wait_seconds must be a number, got -inf"),
+    (BASE + "evaluation: {thresholds: {ndcg: .nan}}\n", "evaluation.thresholds.ndcg must be a number, got nan"),
+    (BASE + "evaluation: {thresholds: {ndcg: -0.5}}\n", "evaluation.thresholds.ndcg must be at least 0, got -0.5"),
+    (BASE + "evaluation: {refusal_score: '0.3'}\n", "evaluation.refusal_score must be a number, got '0.3'"),
+    (BASE + "embedding: {model: 7}\n", "embedding.model must be a string, got 7"),
+    (BASE + "embedding: {backend: ONNX}\n", "embedding.backend must be one of 'auto', .*'torch-bf16', got 'ONNX'"),
+    (BASE + "evaluation: {eval_set: [a]}\n", "evaluation.eval_set must be a string, got"),
+    ("sources:\n  - {name: d, path: ./docs, deny: ['*.tmp', 3]}\n", r"sources\[0\].deny must be a list of glob patterns, got 3"),
+    ("sources:\n  - {name: d, kind: ftp, path: ./docs}\n", r"sources\[0\].kind must be one of 'filesystem' or 's3', got 'ftp'"),
+    ("sources:\n  - {name: 'a b', path: ./docs}\n", r"sources\[0\].name must be .*letters, digits, '-' and '_', got 'a b'"),
+    ("sources:\n  - {path: ./docs}\n", r"sources\[0\] needs a 'name'"),
+    ("sources:\n  - {name: d}\n", r"sources\[0\] needs a 'path'"),
+    ("sources:\n  - {name: d, path: ''}\n", r"sources\[0\].path must be a non-empty string"),
+    ("sources:\n  - {name: d, path: a}\n  - {name: d, path: b}\n", r"sources must have unique names, got \['d', 'd'\]"),
+    ("sources:\n  - docs\n", r"'sources\[0\]' must be a mapping of keys, got 'docs'"),
+    ("sources: docs\n", "sources must be a list, got 'docs'"),
+    # unknown keys nested anywhere name their full path and the keys known there
+    ("sources:\n  - {name: b, kind: s3, bucket: x, path: p, pth: q}\n",
+     r"unknown key sources\[0\].path, sources\[0\].pth; known here: name, kind, bucket, prefix"),
+    ("sources:\n  - {name: a, path: a}\n  - {name: b, path: b, tags: {x: 1}}\n",
+     r"unknown key sources\[1\].tags; known here: name, kind, path, deny"),
+    (BASE + "blob_store: {url: 's3://b/p', options: {retries: 3}}\n", "unknown key blob_store.options; known here: url, "),
+    (BASE + "evaluation: {k: 3, extra: {deep: [1, {x: 2}]}}\n", "unknown key evaluation.extra; known here: eval_set, k"),
+    (BASE + "limits: {max_pages: 3, nested: {max_pages: 4}}\n", "unknown key limits.nested; known here: max_bytes"),
+])
+def test_hostile_values_are_refused_naming_the_key_path_the_rule_and_the_value(
+        tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as caught:
+        _load(tmp_path, text)
+    assert str(caught.value).startswith(f"{tmp_path / 'rag_pipeline.yaml'}: ")
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    (BASE + f"embedding: {{backend: {BIG}}}\n", "embedding.backend must be one of"),
+    (f"sources:\n  - {{name: {BIG}, path: ./docs}}\n", r"sources\[0\].name must be up to 100 letters"),
+    (BASE + f"blob_store: {BIG}\n", "blob_store: 'xxx"),
+    (BASE + f"limits: {{ocr_languages: [{BIG}]}}\n", "limits.ocr_languages must be a string"),
+    (f"sources:\n  - {{name: d, path: ./docs, schedule: '{BIG} * * * *'}}\n", r"sources\[0\].schedule"),
+    (BASE + "sources_: " + "{a: " * 100 + "1" + "}" * 100 + "\n", "unknown key sources_"),
+    (BASE + "embedding: {model: " + "[" * 100 + "]" * 100 + "}\n", "embedding.model must be a string, got"),
+    (BASE + "evaluation: {thresholds: {ndcg: " + "{a: " * 100 + "1" + "}" * 100 + "}}\n",
+     "evaluation.thresholds.ndcg must be a number, got"),
+    (BASE + "embedding: {model: " + "[" * 5000 + "]" * 5000 + "}\n", "not valid YAML"),
+    (BASE + "batch_size: " + "9" * 5000 + "\n", "not valid YAML"),
+    (BASE + "".join(f"{BIG[:100]}{i}: {i}\n" for i in range(50)), r"unknown key 'x+\.\.\.x+0', .* and 40 more; known here"),
+])
+def test_huge_and_deeply_nested_values_give_a_short_message_naming_the_key(tmp_path: Path, text: str, key: str) -> None:
+    with pytest.raises(ConfigError, match=key) as caught:
+        _load(tmp_path, text)
+    assert len(str(caught.value)) < 2000
+
+
+def test_configuration_objects_are_frozen_and_survive_pickling_and_copies(tmp_path: Path) -> None:
+    import pickle
+
+    from pydantic import ValidationError
+
+    config = _load(tmp_path, BASE + "  - {name: c, kind: s3, bucket: b, default_groups: [' hr', legal, hr]}\n"
+                   "limits: {max_seconds: 4}\nparse_workers: 2\n")
+    again = pickle.loads(pickle.dumps(config))
+    assert again == config and again.path == config.path and again.root == config.root == tmp_path.resolve()
+    assert again.source("c").default_groups == ("hr", "legal")
+    auto = config.model_copy(update={"parse_workers": None})  # how a bench run overrides one setting
+    assert auto.parse_workers is None and auto.path == config.path and config.parse_workers == 2
+    with pytest.raises(ValidationError):
+        config.limits.max_seconds = 1.0  # type: ignore[misc]
+    with pytest.raises(ValidationError):
+        config.sources[0].name = "other"  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(config.limits)) == config.limits and hash(config.sources[0])
+
+
+def test_the_limits_feed_the_parse_key_exactly_as_the_dataclass_did(tmp_path: Path) -> None:
+    """A changed parse key re-parses every file once: the settings string must not drift."""
+    import json
+
+    limits = _load(tmp_path, BASE + "limits: {max_seconds: 4, max_compression_ratio: 10, ocr: false}\n").limits
+    assert json.dumps(limits.model_dump()) == (
+        '{"max_bytes": 209715200, "max_pages": 2000, "max_seconds": 4.0, "max_uncompressed_bytes": 524288000, '
+        '"max_compression_ratio": 10.0, "ocr": false, "ocr_languages": "eng+deu+fra"}')
+
+
+def test_null_sections_and_lists_take_their_defaults(tmp_path: Path) -> None:
+    config = _load(tmp_path, "sources:\n  - {name: d, path: ./docs, deny: , default_groups: }\n"
+                   "embedding:\nevaluation:\nlimits:\nstate_dir:\nparse_workers: auto\n")
+    assert config.sources[0].deny == () and config.sources[0].default_groups == ()
+    assert config.embedding.backend == "auto" and config.evaluation.k == 10 and config.limits.max_pages == 2000
+    assert config.state_dir == (tmp_path / ".rag_pipeline").resolve() and config.parse_workers is None
+    assert config.evaluation.thresholds["ndcg"] == 0.5
+    tuned = _load(tmp_path, BASE + "evaluation: {thresholds: {ndcg: 0.7}}\n").evaluation.thresholds
+    assert tuned["ndcg"] == 0.7 and tuned["mrr"] == 0.5  # a given threshold replaces only its own default

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rag_pipeline.common.config import PositiveWhole, Text
+from rag_pipeline.embedding.backends import AUTO, BACKENDS
+
+EMBEDDING_BACKENDS = (AUTO, *BACKENDS)  # auto, then each measured backend
 
 
-@dataclass(frozen=True)
-class EmbeddingConfig:
-    model: str | None = None  # None = the packaged all-MiniLM-L6-v2
-    batch_size: int = 32
-    device: str = "cpu"
-    backend: str = "auto"  # auto = fastest measured here of those matching torch fp32 (embedding/backend_choice.py)
+class EmbeddingConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: Text | None = None  # None = the packaged all-MiniLM-L6-v2
+    batch_size: PositiveWhole = 32
+    device: Text = Field("cpu", min_length=1, description="a torch device name such as cpu")
+    # auto = fastest measured here of those matching torch fp32 (embedding/backend_choice.py)
+    backend: Literal[EMBEDDING_BACKENDS] = AUTO  # type: ignore[valid-type]

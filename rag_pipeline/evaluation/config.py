@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from rag_pipeline.common.config import NullIsDefault, Number, PathText, PositiveWhole
 
 # every metric the gate computes has a bound (a given threshold replaces its default)
 DEFAULT_THRESHOLDS = {"source_recall": 0.8, "evidence_recall": 0.8, "ndcg": 0.5, "mrr": 0.5, "refusal_accuracy": 0.75,
@@ -12,9 +15,17 @@ DEFAULT_THRESHOLDS = {"source_recall": 0.8, "evidence_recall": 0.8, "ndcg": 0.5,
                       "acl_leaks": 0, "superseded_hits": 0}
 
 
-@dataclass(frozen=True)
-class EvaluationConfig:
-    eval_set: Path | None = None
-    k: int = 10
-    thresholds: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
-    refusal_score: float = 0.35  # first result's similarity under which the index "has no answer", until calibrated (refusal.py)
+class EvaluationConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    eval_set: PathText | None = None  # relative to the config file's folder
+    k: PositiveWhole = 10
+    thresholds: Annotated[dict[str, Annotated[Number, Field(ge=0.0)]], NullIsDefault] = Field(
+        default_factory=lambda: dict(DEFAULT_THRESHOLDS))
+    # first result's similarity under which the index "has no answer", until calibrated (refusal.py)
+    refusal_score: Number = Field(0.35, ge=-1.0, le=1.0)
+
+    @field_validator("thresholds")
+    @classmethod
+    def _over_the_defaults(cls, given: dict[str, float]) -> dict[str, float]:
+        return {**DEFAULT_THRESHOLDS, **given}

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rag_pipeline.errors import PipelineError
+from rag_pipeline.parsing.config import ParseLimits  # the `limits` section, re-exported for the parsers
 
 ElementKind = Literal[
     "heading",  # a section heading; `level` 1 (top) .. 6
@@ -87,16 +88,4 @@ class ParseError(PipelineError):
         self.stage = stage
 
 
-@dataclass(frozen=True)
-class ParseLimits:
-    """Per-file limits. Checked by the parsers where they can be checked cheaply (size, pages,
-    uncompressed archive size); wall time is enforced by the caller running the parser in a
-    killable worker process."""
-
-    max_bytes: int = 200 * 1024 * 1024
-    max_pages: int = 2000
-    max_seconds: float = 120.0
-    max_uncompressed_bytes: int = 500 * 1024 * 1024  # zip-based formats (DOCX, PPTX): archive-bomb guard
-    max_compression_ratio: float = 200.0
-    ocr: bool = True  # OCR pages without a text layer when Tesseract is available
-    ocr_languages: str = "eng+deu+fra"
+__all__ = ["Element", "ElementKind", "ParseError", "ParseLimits", "ParsedDocument"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict
 
 from rag_pipeline import __version__
 from rag_pipeline.parsing import KIND_BY_SUFFIX, parser_version_for
@@ -25,6 +24,8 @@ def parser_version_for_name(uri: str) -> str:
 
 
 def parse_key(uri: str, limits: ParseLimits) -> str:
-    settings = json.dumps({**asdict(limits), "worker_memory_bytes": WORKER_MEMORY_BYTES}, sort_keys=True)
+    # model_dump: the fields in declaration order with their own types (floats stay floats), so
+    # the key is the one the dataclass gave before the limits became a pydantic model
+    settings = json.dumps({**limits.model_dump(), "worker_memory_bytes": WORKER_MEMORY_BYTES}, sort_keys=True)
     digest = hashlib.sha256(settings.encode()).hexdigest()[:16]
     return f"{__version__}|{parser_version_for_name(uri) or 'unsupported'}|{digest}"
