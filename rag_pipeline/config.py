@@ -21,7 +21,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, PydanticUseDefault
 
 from rag_pipeline.blobs.config import BlobStoreConfig
-from rag_pipeline.common.config import NullIsDefault, Number, PathText, PositiveWhole, Share, Text, Whole, shown
+from rag_pipeline.common.config import BlankIsDefault, NullIsDefault, Number, PathText, PositiveWhole, Share, Text, Whole, shown
 from rag_pipeline.common.yaml_io import YAMLError, load_yaml
 from rag_pipeline.embedding.config import EMBEDDING_BACKENDS, EmbeddingConfig
 from rag_pipeline.errors import UsageError
@@ -59,7 +59,7 @@ class Config(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     database_url: Text | None = None  # DATABASE_URL in the environment wins
-    state_dir: Annotated[PathText, NullIsDefault] = Path(".rag_pipeline")
+    state_dir: Annotated[PathText, BlankIsDefault] = Path(".rag_pipeline")
     sources: Annotated[tuple[SourceConfig, ...], NullIsDefault] = ()
     embedding: Annotated[EmbeddingConfig, NullIsDefault] = Field(default_factory=EmbeddingConfig)
     evaluation: Annotated[EvaluationConfig, NullIsDefault] = Field(default_factory=EvaluationConfig)

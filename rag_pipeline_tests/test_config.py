@@ -245,3 +245,13 @@ def test_null_sections_and_lists_take_their_defaults(tmp_path: Path) -> None:
     assert config.evaluation.thresholds["ndcg"] == 0.5
     tuned = _load(tmp_path, BASE + "evaluation: {thresholds: {ndcg: 0.7}}\n").evaluation.thresholds
     assert tuned["ndcg"] == 0.7 and tuned["mrr"] == 0.5  # a given threshold replaces only its own default
+
+
+def test_an_empty_optional_path_means_not_given_as_it_always_has(tmp_path: Path) -> None:
+    """Files written for earlier versions keep loading: `state_dir: ''` is the default folder and
+    `eval_set: ''` no evaluation set; a source's own path may not be empty."""
+    config = _load(tmp_path, "state_dir: ''\nevaluation: {eval_set: ''}\nsources:\n  - {name: a, path: ./docs}\n")
+    assert config.state_dir == (tmp_path / ".rag_pipeline").resolve()
+    assert config.evaluation.eval_set is None
+    with pytest.raises(ConfigError, match=r"sources\[0\]\.path"):
+        _load(tmp_path, "sources:\n  - {name: a, path: ''}\n")

@@ -47,6 +47,16 @@ def _default_if_null(value: Any) -> Any:
 NullIsDefault = BeforeValidator(_default_if_null)
 
 
+def _default_if_blank(value: Any) -> Any:
+    if value is None or value == "":
+        raise PydanticUseDefault()
+    return value
+
+
+# optional paths (`state_dir`, `eval_set`) have always read an empty string as "not given"
+BlankIsDefault = BeforeValidator(_default_if_blank)
+
+
 def _path_text(value: Any) -> Any:
     if not isinstance(value, str):
         raise PydanticCustomError("string_type", "Input should be a valid string")

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rag_pipeline.common.config import NullIsDefault, Number, PathText, PositiveWhole
+from rag_pipeline.common.config import BlankIsDefault, NullIsDefault, Number, PathText, PositiveWhole
 
 # every metric the gate computes has a bound (a given threshold replaces its default)
 DEFAULT_THRESHOLDS = {"source_recall": 0.8, "evidence_recall": 0.8, "ndcg": 0.5, "mrr": 0.5, "refusal_accuracy": 0.75,
@@ -18,7 +18,7 @@ DEFAULT_THRESHOLDS = {"source_recall": 0.8, "evidence_recall": 0.8, "ndcg": 0.5,
 class EvaluationConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    eval_set: PathText | None = None  # relative to the config file's folder
+    eval_set: Annotated[PathText | None, BlankIsDefault] = None  # relative to the config file's folder
     k: PositiveWhole = 10
     thresholds: Annotated[dict[str, Annotated[Number, Field(ge=0.0)]], NullIsDefault] = Field(
         default_factory=lambda: dict(DEFAULT_THRESHOLDS))

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, StringConstraints, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from rag_pipeline.common.config import Flag, NullIsDefault, PathText, PositiveWhole, Share, Text, Whole, shown
+from rag_pipeline.common.config import Flag, NullIsDefault, PathText, PositiveWhole, Share, Text, Whole
 from rag_pipeline.common.s3 import DEFAULT_MAX_ATTEMPTS, RETRY_MODES
 from rag_pipeline.sources.cron import checked_cron
 from rag_pipeline.sources.s3 import OBJECT_ACL_KINDS
@@ -83,13 +83,6 @@ class SourceConfig(BaseModel):
     @classmethod
     def _cron(cls, schedule: str | None) -> str | None:
         return None if schedule is None else checked_cron(schedule)
-
-    @field_validator("watch", mode="before")
-    @classmethod
-    def _flag(cls, watch: Any) -> Any:
-        if not isinstance(watch, bool):
-            raise ValueError(f"'watch' must be true or false, got {shown(watch)}")
-        return watch
 
     @model_validator(mode="after")
     def _where_it_lives(self) -> SourceConfig:

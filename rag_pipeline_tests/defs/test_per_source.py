@@ -92,7 +92,7 @@ def test_watch_must_be_a_boolean(tmp_path: Path) -> None:
 
     path = tmp_path / "rag_pipeline.yaml"
     path.write_text("sources:\n  - {name: docs, path: ./docs, watch: 'yes please'}\n")
-    with pytest.raises(ConfigError, match="'watch' must be true or false"):
+    with pytest.raises(ConfigError, match=r"sources\[0\]\.watch must be true or false"):
         load_config(path)
 
 
