@@ -9,7 +9,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from helpers import wait_until
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -87,14 +87,9 @@ class DagsterStack:
         return run
 
     def wait(self, what: str, check, timeout: float = 600, every: float = 2):
-        """Poll `check()` until it returns something truthy; fail naming `what` after `timeout`."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = check()
-            if value:
-                return value
-            assert time.monotonic() < deadline, f"timed out after {timeout:.0f} s waiting for {what}\n{self.daemon_errors()}"
-            time.sleep(every)
+        """Poll `check()` until it returns something truthy; fail naming `what` and the daemon's
+        errors after `timeout` (see helpers.wait_until)."""
+        return wait_until(check, timeout=timeout, interval=every, what=what, explain=self.daemon_errors)
 
     def wait_finished(self, run_id: str, timeout: float = 600) -> dict[str, Any]:
         return self.wait(f"run {run_id} to finish", lambda: (r := self.run(run_id))["status"] in FINISHED and r, timeout)

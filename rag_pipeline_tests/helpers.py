@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 import pytest
@@ -82,7 +83,8 @@ def stage_without_gate(config_path: Path, db_url: str, run_id: str, embedder: An
     return ctx, stage.stage_items(ctx, model_id)
 
 
-__all__ = ["psycopg", "query", "rewrite_history", "index_documents", "run_cli", "search", "stage_without_gate", "sync", "versions"]
+__all__ = ["psycopg", "query", "rewrite_history", "index_documents", "run_cli", "search", "stage_without_gate", "sync",
+           "versions", "wait_until"]
 
 
 def index_documents(db_url: str, embedder: Any, docs: dict[str, tuple[str, str]], group: str) -> None:
@@ -120,3 +122,25 @@ def collections_started() -> Iterator[list[int]]:
         yield started
     finally:
         gc.callbacks.remove(record)
+
+
+T = TypeVar("T")
+
+
+def wait_until(predicate: Callable[[], T], *, timeout: float, interval: float = 0.1, what: str,
+               explain: Callable[[], str] | None = None) -> T:
+    """Call `predicate` every `interval` seconds until it returns something truthy, and return
+    that. The one way tests wait for something another process or thread does: the timeout is
+    only there so a hang fails the test instead of the suite (never a speed assertion), so give
+    it room for a busy machine. On timeout the assertion names `what`, the last value seen and,
+    if given, `explain()` (a log tail, say). An exception from `predicate` (a process that
+    exited, an assert inside it) ends the wait at once."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            details = f"\n{explain()}" if explain is not None else ""
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}; last value: {value!r}{details}")
+        time.sleep(interval)

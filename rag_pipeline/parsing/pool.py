@@ -61,9 +61,11 @@ class IdleCpu:
     """Unused cores among those this process may run on, over the interval since the last
     reading (/proc/stat). Other step processes of the same run (the multiprocess executor runs
     shards side by side), other runs and other programs all show up here, so pools on one
-    machine do not each grow to the machine's size."""
+    machine do not each grow to the machine's size. `stat` and `window` are there for tests,
+    which feed it snapshots of /proc/stat instead of the machine's own load."""
 
-    def __init__(self) -> None:
+    def __init__(self, stat: str = "/proc/stat", window: float = CPU_WINDOW_SECONDS) -> None:
+        self._stat, self._window = stat, window
         self._cpus = {f"cpu{n}" for n in _usable_cpus()}
         self._last = self._read()
         self._at = time.monotonic()
@@ -72,7 +74,7 @@ class IdleCpu:
     def _read(self) -> tuple[int, int] | None:
         """(idle, total) jiffies over the usable cores; None where /proc/stat is not there."""
         try:
-            with open("/proc/stat", encoding="ascii") as handle:
+            with open(self._stat, encoding="ascii") as handle:
                 lines = [line.split() for line in handle if line.startswith("cpu")]
         except OSError:
             return None
@@ -86,7 +88,7 @@ class IdleCpu:
 
     def cores(self) -> float | None:
         """Idle cores (0 .. usable cores), None where it cannot be measured."""
-        if time.monotonic() - self._at >= CPU_WINDOW_SECONDS:
+        if time.monotonic() - self._at >= self._window:
             now = self._read()
             if now is not None and self._last is not None and now[1] > self._last[1]:
                 self._idle = (now[0] - self._last[0]) / (now[1] - self._last[1]) * len(self._cpus)

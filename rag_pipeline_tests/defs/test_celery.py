@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import yaml
 from conftest import DEMO_DIR, PROJECT_ROOT, fresh_database, write_config
-from helpers import query
+from helpers import query, wait_until
 
 NOTICE = "Confidential: internal use only. Do not forward outside the company without approval from Legal."
 
@@ -62,15 +62,15 @@ def _redis(stack: ExitStack, folder: Path) -> str:
         pass
     import redis
 
-    deadline = time.monotonic() + 30
-    while True:
+    def answers() -> bool:
         try:
-            if redis.Redis(host="127.0.0.1", port=port, socket_timeout=2).ping():
-                return f"redis://127.0.0.1:{port}"
+            return bool(redis.Redis(host="127.0.0.1", port=port, socket_timeout=2).ping())
         except redis.RedisError:
             assert proc.poll() is None, (folder / "redis.log").read_text()[-2000:]
-            assert time.monotonic() < deadline, "redis-server did not answer within 30 s"
-            time.sleep(0.2)
+            return False
+
+    wait_until(answers, timeout=30, interval=0.2, what="redis-server to answer a ping")
+    return f"redis://127.0.0.1:{port}"
 
 
 def _wiki(folder: Path) -> Path:
@@ -143,11 +143,11 @@ def test_the_celery_executor_runs_shards_on_workers_and_builds_the_same_index(
                 sys.executable, "-m", "celery", "-A", "dagster_celery.app", "worker", "--pool", "solo",
                 "--prefetch-multiplier=1", "-n", f"{name}@%h", "--loglevel", "INFO"], tmp_path / f"{name}.log", env))
             workers.append(worker)
-        deadline = time.monotonic() + 300
-        while not all(" ready." in (tmp_path / f"{n}.log").read_text(errors="replace") for n in ("w1", "w2")):
+        def both_ready() -> bool:
             assert all(w.poll() is None for w in workers), "a Celery worker exited: see w1.log / w2.log"
-            assert time.monotonic() < deadline, "the Celery workers did not start within 300 s"
-            time.sleep(0.5)
+            return all(" ready." in (tmp_path / f"{n}.log").read_text(errors="replace") for n in ("w1", "w2"))
+
+        wait_until(both_ready, timeout=300, interval=0.5, what="both Celery workers to be ready")
 
         run_config = tmp_path / "run_config.yaml"
         run_config.write_text(yaml.safe_dump({"execution": {"config": {"broker": broker + "/0", "backend": broker + "/1"}}}))

@@ -9,7 +9,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 from conftest import DEMO_DIR, PROJECT_ROOT, write_config
-from helpers import query, stage_without_gate
+from helpers import query, stage_without_gate, wait_until
 
 
 def _metadata(result: dg.ExecuteInProcessResult, asset: str) -> dict:
@@ -250,7 +250,6 @@ def test_the_ui_serves_the_asset_graph_from_workspace_yaml(job_config: Path, tmp
     import socket
     import subprocess
     import sys
-    import time
     import urllib.request
 
     with socket.socket() as s:
@@ -263,18 +262,18 @@ def test_the_ui_serves_the_asset_graph_from_workspace_yaml(job_config: Path, tmp
                             cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         body = json.dumps({"query": "{ assetNodes { assetKey { path } } }"}).encode()
-        deadline = time.monotonic() + 120
-        while True:
+
+        def answer() -> dict | None:
             try:
                 request = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=body,
                                                  headers={"Content-Type": "application/json"})
                 with urllib.request.urlopen(request, timeout=5) as response:
-                    data = json.loads(response.read())
-                break
+                    return json.loads(response.read())
             except OSError:
                 assert proc.poll() is None, proc.stderr.read().decode()[-2000:] if proc.stderr else "exited"
-                assert time.monotonic() < deadline, "webserver did not answer within 120 s"
-                time.sleep(1)
+                return None
+
+        data = wait_until(answer, timeout=120, interval=1, what="the webserver to answer GraphQL")
         keys = {"/".join(node["assetKey"]["path"]) for node in data["data"]["assetNodes"]}
         # the sync's steps, and each configured source as an asset of its own
         assert keys == {"plan", "parsed", "cleaned", "chunked", "embedded", "staged", "published", "source/larkspur"}

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import os
-import time
 import zipfile
 from pathlib import Path
 
@@ -209,14 +208,17 @@ def _write_bomb_docx(path: Path, member_bytes: int, *, extra_real_bytes: int = 0
     return path.read_bytes()
 
 
-def test_zip_bomb_docx_is_refused_before_parsing(tmp_path: Path) -> None:
-    started = time.monotonic()
+def test_zip_bomb_docx_is_refused_before_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = _write_bomb_docx(tmp_path / "bomb.docx", 600 * 1024 * 1024)
     assert len(data) < 5 * 1024 * 1024  # tiny on disk ...
+    opened: list[str] = []  # ... and refused from the archive's directory: no part is unpacked
+    real_open = zipfile.ZipFile.open
+    monkeypatch.setattr(zipfile.ZipFile, "open", lambda self, name, *a, **k: opened.append(
+        getattr(name, "filename", name)) or real_open(self, name, *a, **k))
     error = _parse_error(data, "bomb.docx")  # ... 600 MB unpacked, over the 500 MB default
     assert "archive bomb" in str(error) and "600.0 MiB" in str(error)
     assert error.stage == "limits"
-    assert time.monotonic() - started < 30
+    assert "word/document.xml" not in opened, opened
 
 
 def test_high_compression_ratio_is_refused_even_under_the_size_limit(tmp_path: Path) -> None:
@@ -282,15 +284,22 @@ def test_control_characters_are_left_for_the_cleaner() -> None:
 # --------------------------------------------------------------------------- hostile content
 
 
-def test_html_with_scripts_and_a_5mb_single_line_parses_quickly() -> None:
+def test_html_with_scripts_and_a_5mb_single_line_parses_quickly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What would make it slow (~20 s and ~3 GB for one 5 MB paragraph) is unstructured's
+    part-of-speech tagger deciding NarrativeText vs Text, an answer thrown away here: counted,
+    it never runs."""
+    from unstructured.partition import text_type
+
     words = ("The quarterly report shows steady growth in every region, " * 90_000)[: 5 * 1024 * 1024]
     html = (
         "<html><head><script>var token='SCRIPT_SECRET';</script><style>p{color:red}</style></head>"
         f"<body><h1>Report</h1><p>{words}</p><script>alert('SCRIPT_TWO')</script></body></html>"
     ).encode()
-    started = time.monotonic()
+    tagged: list[int] = []
+    real_pos_tag = text_type.pos_tag
+    monkeypatch.setattr(text_type, "pos_tag", lambda text: tagged.append(len(text)) or real_pos_tag(text))
     doc = parse_document(html, "huge.html")
-    assert time.monotonic() - started < 30
+    assert tagged == []
     assert doc.elements[0].kind == "heading" and doc.elements[0].text == "Report"
     assert sum(len(e.text) for e in doc.elements) >= len(words) - 10
     assert not any("SCRIPT_SECRET" in e.text or "SCRIPT_TWO" in e.text or "color:red" in e.text for e in doc.elements)

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import psutil
 import psycopg
 import pytest
 from conftest import DEMO_DIR, PROJECT_ROOT
+from helpers import wait_until
 
 from rag_pipeline.store import database
 
@@ -91,11 +91,15 @@ def test_a_killed_sync_leaves_the_server_owned_and_stoppable_not_orphaned(state:
     sync = subprocess.Popen([sys.executable, "-m", "rag_pipeline.cli.main", "sync", "--config", str(config)],
                             env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 180
+        def owned_server() -> bool:
+            server = database.server_state(state / "pgdata")
+            if server.running and server.started_by:
+                return True
+            assert sync.poll() is None, "the sync exited before it started the server"
+            return False
+
         # started and recorded as the sync's (the ownership file follows the server's start)
-        while not ((server := database.server_state(state / "pgdata")).running and server.started_by):
-            assert sync.poll() is None and time.monotonic() < deadline, "the sync did not start the server"
-            time.sleep(0.2)
+        wait_until(owned_server, timeout=180, interval=0.2, what="the sync to start the server and record it as its own")
     finally:
         sync.send_signal(signal.SIGKILL)
         sync.wait(30)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from conftest import DEMO_DIR, LATEST_MIGRATION, write_config
-from helpers import query, stage_without_gate, sync
+from helpers import query, stage_without_gate, sync, wait_until
 
 from rag_pipeline import store
 from rag_pipeline.store import database
@@ -174,14 +173,11 @@ def test_runs_waiting_for_one_source_take_it_one_after_the_other_never_waiting_f
     assert all(w.waiting.wait(60) for w in waiters)
     assert all("held by run first" in w.reports[0] for w in waiters)  # neither waits for the other
     first.finish.set()
-    deadline = time.monotonic() + 60
-    while not any(w.claimed.is_set() for w in waiters) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: any(w.claimed.is_set() for w in waiters), timeout=60, what="one waiter to claim the source")
     winner, loser = sorted(waiters, key=lambda w: not w.claimed.is_set())
     assert winner.claimed.is_set() and not loser.claimed.is_set() and _status(db_url, loser.run_id) is None
-    deadline = time.monotonic() + 60
-    while f"held by run {winner.run_id}" not in " ".join(loser.reports) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: f"held by run {winner.run_id}" in " ".join(loser.reports), timeout=60,
+               what=f"the other waiter to report the source held by {winner.run_id}", explain=lambda: str(loser.reports))
     assert f"source handbook held by run {winner.run_id}" in loser.reports[-1]  # now waits for the winner
     winner.finish.set()
     assert loser.claimed.wait(60), loser.error

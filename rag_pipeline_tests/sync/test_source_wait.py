@@ -10,12 +10,11 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from conftest import DEMO_DIR, PROJECT_ROOT, write_config
-from helpers import query
+from helpers import query, wait_until
 
 from rag_pipeline import store
 from rag_pipeline.config import load_config
@@ -37,15 +36,15 @@ class _Lines(threading.Thread):
             self.lines.append(line)
 
     def wait_for(self, text: str, proc: subprocess.Popen) -> str:
-        deadline = time.monotonic() + DEADLINE_SECONDS
-        while time.monotonic() < deadline:
+        def first_line() -> str | None:
             found = [line for line in self.lines if text in line]
             if found:
                 return found[0]
             assert proc.poll() is None, "".join(self.lines)
-            time.sleep(0.2)
-        proc.kill()
-        raise AssertionError(f"no line with {text!r} within {DEADLINE_SECONDS} s:\n" + "".join(self.lines))
+            return None
+
+        return wait_until(first_line, timeout=DEADLINE_SECONDS, interval=0.2, what=f"a line with {text!r}",
+                          explain=lambda: "".join(self.lines))
 
 
 def test_a_whole_index_sync_started_during_a_one_source_sync_waits_then_publishes_after_it(

@@ -9,11 +9,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from conftest import DEMO_DIR, PROJECT_ROOT, write_config
-from helpers import query, sync
+from helpers import query, sync, wait_until
 
 DEADLINE_SECONDS = 420  # start-up of a sync on a busy 2-core machine, with room to spare
 
@@ -40,15 +39,16 @@ def _alive(pid: int) -> bool:
 
 def _wait_for_parsing(proc: subprocess.Popen, db_url: str) -> str:
     """The run id once the sync has parsed some files and is stuck parsing the slow one."""
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    while time.monotonic() < deadline:
+    def parsing_run() -> str | None:
         assert proc.poll() is None, proc.communicate()
         rows = query(db_url, "SELECT run_id, count(*) FILTER (WHERE stage = 'parsed') FROM run_items GROUP BY run_id")
-        if rows and rows[0][1] >= 2:
-            return rows[0][0]
-        time.sleep(0.5)
-    proc.kill()
-    raise AssertionError(f"the sync did not reach its parse step within {DEADLINE_SECONDS} s")
+        return rows[0][0] if rows and rows[0][1] >= 2 else None
+
+    try:
+        return wait_until(parsing_run, timeout=DEADLINE_SECONDS, interval=0.5, what="the sync to parse two files")
+    except AssertionError:
+        proc.kill()
+        raise
 
 
 def test_kill_9_of_a_sync_frees_its_source_at_once_and_the_next_sync_cleans_up(capsys, tmp_path: Path, db_url: str,
@@ -80,7 +80,6 @@ def test_kill_9_of_a_sync_frees_its_source_at_once_and_the_next_sync_cleans_up(c
     assert status == "failed" and "abandoned" in error
     assert query(db_url, "SELECT count(*) FROM run_items") == [(0,)]
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE run_id = %s AND status = 'staged'", run_id) == [(0,)]
-    deadline = time.monotonic() + 30
-    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not any(_alive(pid) for pid in workers), "the killed sync's parser process is still running"
+    wait_until(lambda: not any(_alive(pid) for pid in workers), timeout=30, interval=0.2,
+               what="the killed sync's parser process to end",
+               explain=lambda: f"still running: {[pid for pid in workers if _alive(pid)]}")
