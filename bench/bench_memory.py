@@ -54,7 +54,7 @@ def child(corpus: Path, work: Path) -> dict:
     setup_s = time.perf_counter() - started
     rss_setup = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with SyncContext(config, url, "mem-1").connect() as conn:
-        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
     initial = timed_run(SyncContext(config, url, "mem-1"), embedder, model_id)
     rss_sync = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     noop = timed_run(SyncContext(config, url, "mem-2"), embedder, model_id)

@@ -145,7 +145,7 @@ def load_index(url: str, embedder, docs: list[dict], cache: Path, *, encode: boo
     with database.connect(url) as conn:
         store.migrations.migrate(conn)
     with database.connect(url) as conn:
-        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
         run_id = "scifact-load"
         store.runs.create_run(conn, run_id, [SOURCE], model_id)
         started = time.perf_counter()

@@ -144,7 +144,7 @@ def run_mode(conn: psycopg.Connection, model_id: int, queries: np.ndarray, group
         rows = store.search.search_chunks(conn, vector, "", groups, model_id, K, plan=plan, mode="vector")
         times.append(time.perf_counter() - started)
         found.append([r["chunk_id"] for r in rows])
-        plans.append(plan.record())
+        plans.append(plan.to_dict())
     return found, times, plans
 
 

@@ -4,8 +4,7 @@ an as-of time, a document named by URI and the embedding model."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -25,21 +24,13 @@ def load_config(args: argparse.Namespace) -> Config:
     return load(args.config)
 
 
-@contextmanager
-def connection(config: Config, role: str | None = None) -> Iterator[psycopg.Connection]:
+def connection(config: Config, role: str | None = None) -> AbstractContextManager[psycopg.Connection]:
     """A connection to the migrated index, acting as `role` (e.g. the reader role, so row-level
     security backs the search's own filter) where the login may take it on."""
-    from rag_pipeline import store
     from rag_pipeline.store import database
     from rag_pipeline.sync.context import prepare_database
 
-    conn = database.connect(prepare_database(config))
-    try:
-        if role is not None:
-            store.roles.assume(conn, role)
-        yield conn
-    finally:
-        conn.close()
+    return database.connect_as(prepare_database(config), role)
 
 
 def groups(value: str | None) -> list[str]:
@@ -71,9 +62,9 @@ def document(conn: psycopg.Connection, uri: str) -> tuple[str, str]:
 
 
 def embedder(config: Config) -> Embedder:
-    from rag_pipeline.embedding import load_embedder
+    from rag_pipeline.embedding import embedder_for
 
-    return load_embedder(config.embedding.model, config.embedding.device, config.embedding.batch_size, config.embedding.backend)
+    return embedder_for(config.embedding)
 
 
 def refusal_threshold(conn: psycopg.Connection, config: Config, when: datetime | None = None) -> Threshold:

@@ -34,7 +34,7 @@ def cmd_db(args: argparse.Namespace) -> int:
     pgdata = config.pgdata_dir
     if args.action == "start":
         state = database.start_server(pgdata)
-        return _report(args, state.as_dict(), f"running: pid {state.pid}, data {shown(state.pgdata)}")
+        return _report(args, state.to_dict(), f"running: pid {state.pid}, data {shown(state.pgdata)}")
     if args.action == "stop":
         stopped = database.stop_server(pgdata)
         return _report(args, {"pgdata": str(pgdata.resolve()), "stopped": stopped},
@@ -46,7 +46,7 @@ def cmd_db(args: argparse.Namespace) -> int:
                     f"started {shown(state.started_at)}" + (f" by {shown(state.started_by)}" if state.started_by else ""))
         else:
             text = f"not running (data {shown(state.pgdata)}); `rag-pipeline db start` or any command starts it"
-        return _report(args, state.as_dict(), text)
+        return _report(args, state.to_dict(), text)
     url = database.embedded_url(pgdata)
     return _print_url(args, database.dagster_url(url) if args.dagster else url)
 

@@ -31,7 +31,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         report = evaluate(conn, model, cases, k=config.evaluation.k, thresholds=config.evaluation.thresholds,
                           refusal_threshold=threshold, as_of=at)
     if args.json:
-        emit_json(report.as_dict())
+        emit_json(report.to_dict())
         return EXIT_OK if report.passed else EXIT_GATE
     out = console()
     for case in report.cases:

@@ -38,7 +38,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     with connection(config) as conn:
         result = explain(conn, model, wanted)
     if args.json:
-        emit_json(result.record())
+        emit_json(result.to_dict())
         return EXIT_OK
     _print(result)
     return EXIT_OK

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rag_pipeline.config import Config
     from rag_pipeline.embedding import Embedder
     from rag_pipeline.retrieval.refusal import Decision
-    from rag_pipeline.retrieval.search import Hit
+    from rag_pipeline.retrieval.search import Hit, Results
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -54,14 +54,20 @@ def cmd_search(args: argparse.Namespace) -> int:
         decision = _decision(conn, config, hits, caller_groups, when)
     if args.json:
         emit_json({"query": args.query, "groups": caller_groups, "as_of": when, "k": args.k,
-                   "log_id": hits.log_id, "refused": decision.refused, "refusal": decision.record(),
-                   "results": [h.record() for h in hits]})
+                   **_answer(hits, decision)})
         return EXIT_OK
     if decision.refused and hits:
         console().print(f"[yellow]REFUSED: no answer in the index: {shown(decision.reason)}. "
                         "The closest passages follow; they do not answer the question.[/yellow]")
     _print_hits(args.query, caller_groups, hits)
     return EXIT_OK
+
+
+def _answer(hits: Results, decision: Decision) -> dict[str, Any]:
+    """The answer of one search in the JSON of a single search and of each batch line alike
+    (DESIGN.md, "CLI contract"): its log id, whether it is refused and why, and the hits."""
+    return {"log_id": hits.log_id, "refused": decision.refused, "refusal": decision.to_dict(),
+            "results": [h.to_dict() for h in hits]}
 
 
 def _decision(conn: psycopg.Connection, config: Config, hits: list[Hit], caller_groups: list[str],
@@ -147,9 +153,7 @@ def _search_batch(conn: psycopg.Connection, config: Config, model: Embedder, pat
                 line_when = parse_time(line_as_of) if line_as_of else when
                 hits = search(conn, model, query, line_groups, k=k, as_of=line_when, user=line_user)
                 decision = _decision(conn, config, hits, line_groups, line_when)
-                emit_json({"id": request.get("id"), "query": query, "log_id": hits.log_id,
-                           "refused": decision.refused, "refusal": decision.record(),
-                           "results": [h.record() for h in hits]})
+                emit_json({"id": request.get("id"), "query": query, **_answer(hits, decision)})
             except (ValueError, UnicodeDecodeError, PipelineError) as exc:  # JSONDecodeError is a ValueError
                 failed += 1
                 emit_json({"id": request.get("id") if isinstance(request, dict) else None,

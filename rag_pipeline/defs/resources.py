@@ -15,7 +15,7 @@ from pydantic import PrivateAttr
 
 from rag_pipeline import store
 from rag_pipeline.config import Config, SourceConfig, default_config_path, load_config
-from rag_pipeline.embedding import Embedder, load_embedder
+from rag_pipeline.embedding import Embedder, embedder_for
 from rag_pipeline.parsing.pool import ParsePool
 from rag_pipeline.store import database as pg
 from rag_pipeline.sync.context import Notice, Progress, SyncContext, no_notice, no_progress, prepare_database
@@ -76,20 +76,15 @@ class IndexStepOutputs(dg.ConfigurableIOManager):
 
     def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
         run_id, *rest = context.get_identifier()
-        with self._connect() as conn:
+        with pg.connect_as(self.database.url(), store.roles.WRITER) as conn:
             store.step_outputs.put_step_output(conn, run_id, "/".join(rest), obj)
 
     def load_input(self, context: dg.InputContext) -> Any:
         if context.upstream_output is None:
             raise dg.DagsterInvariantViolationError(f"input {context.name!r} has no upstream output to load")
         run_id, *rest = context.upstream_output.get_identifier()
-        with self._connect() as conn:
+        with pg.connect_as(self.database.url(), store.roles.WRITER) as conn:
             return store.step_outputs.get_step_output(conn, run_id, "/".join(rest))
-
-    def _connect(self):  # noqa: ANN202
-        conn = pg.connect(self.database.url())
-        store.roles.assume(conn, store.roles.WRITER)
-        return conn
 
 
 class DocumentSources(dg.ConfigurableResource):
@@ -110,8 +105,7 @@ class EmbeddingModel(dg.ConfigurableResource):
 
     def get(self) -> Embedder:
         if self._embedder is None:
-            embedding = self.settings.load().embedding
-            self._embedder = load_embedder(embedding.model, embedding.device, embedding.batch_size, embedding.backend)
+            self._embedder = embedder_for(self.settings.load().embedding)
         return self._embedder
 
 

@@ -45,7 +45,7 @@ class BackendChoice:
             return None
         return Agreement(self.min_cosine[backend], self.same_neighbours.get(backend, False))
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def summary(self) -> str:
@@ -80,7 +80,7 @@ def cached(key: str) -> BackendChoice | None:
 def remember(key: str, choice: BackendChoice) -> None:
     path = cache_dir() / CACHE_FILE
     entries = read_cache(path)
-    entries[key] = choice.as_dict()
+    entries[key] = choice.to_dict()
     write_cache(path, entries)
 
 

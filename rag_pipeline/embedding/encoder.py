@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,11 +20,20 @@ from rag_pipeline.embedding.backends import AUTO, BACKENDS, BF16, ONNX, REFERENC
 from rag_pipeline.embedding.digest_cache import weights_digest
 from rag_pipeline.embedding.identity import ModelError, ModelIdentity, output_normalized, resolve_model, shape_from_files
 
+if TYPE_CHECKING:
+    from rag_pipeline.embedding.config import EmbeddingConfig
+
 
 @functools.lru_cache(maxsize=2)
 def load_embedder(model: str | None = None, device: str = "cpu", batch_size: int = 32, backend: str = AUTO) -> Embedder:
     """One embedder per process and configuration: a loaded model costs seconds and hundreds of MB."""
     return Embedder(model, device=device, batch_size=batch_size, backend=backend)
+
+
+def embedder_for(section: EmbeddingConfig) -> Embedder:
+    """The embedder the configuration's `embedding` section names: how the CLI and the Dagster
+    resource load the model, so both share `load_embedder`'s one model per process."""
+    return load_embedder(section.model, section.device, section.batch_size, section.backend)
 
 
 class Embedder:

@@ -42,7 +42,7 @@ class ModelIdentity:
     max_tokens: int
     numerics: str = "fp32"
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 

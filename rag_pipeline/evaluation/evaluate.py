@@ -80,7 +80,7 @@ class EvalReport:
     failures: list[str]
     k: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"metrics": self.metrics, "passed": self.passed, "failures": self.failures, "k": self.k,
                 "cases": [asdict(c) for c in self.cases]}
 
@@ -217,7 +217,7 @@ def score_case(case: EvalCase, hits: list[Hit], refusal_threshold: refusal.Thres
         source_hit=source_hit, evidence_hit=evidence_hit,
         first_relevant_rank=rank if answerable else None,
         acl_leaks=leaks, superseded_hits=sum(1 for h in hits if h.chunk_id in superseded),
-        results=[h.record(with_text=False) for h in hits],
+        results=[h.to_dict(with_text=False) for h in hits],
     )
 
 

@@ -31,7 +31,7 @@ class Replay:
     def identical(self) -> bool:
         return not self.differences
 
-    def record(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"as_of": self.as_of, "identical": self.identical, "differences": self.differences,
                 "results": self.results}
 
@@ -47,9 +47,9 @@ class Explanation:
     def identical(self) -> bool:
         return self.replay.identical and all(t["unchanged"] for t in self.texts)
 
-    def record(self) -> dict[str, Any]:
-        return {"search": self.search, "identical": self.identical, "replay": self.replay.record(),
-                "now": self.now.record() if self.now else None, "texts": self.texts}
+    def to_dict(self) -> dict[str, Any]:
+        return {"search": self.search, "identical": self.identical, "replay": self.replay.to_dict(),
+                "now": self.now.to_dict() if self.now else None, "texts": self.texts}
 
 
 def explain(conn: psycopg.Connection, embedder: Embedder, log_id: int) -> Explanation:
@@ -94,7 +94,7 @@ def _replay(conn: psycopg.Connection, embedder: Embedder, entry: dict[str, Any],
         hits = search(conn, embedder, entry["query"], list(entry["groups"]), k=entry["k"], as_of=as_of, log=False)
     except ModelError as exc:
         raise ExplainError(f"search {entry['id']} cannot be replayed: {exc}") from exc
-    return Replay(as_of=as_of, results=[h.record(with_text=False) for h in hits],
+    return Replay(as_of=as_of, results=[h.to_dict(with_text=False) for h in hits],
                   differences=differences(entry["results"], hits))
 
 

@@ -76,7 +76,7 @@ class Decision:
         return (f"the first result's answer score {self.score:.3f} ({parts}) is {relation} the refusal "
                 f"threshold {self.threshold.value:.3f} ({self.threshold.source})")
 
-    def record(self) -> dict:
+    def to_dict(self) -> dict:
         similarity, coverage = self.evidence or (None, None)
 
         def rounded(value: float | None) -> float | None:

@@ -54,17 +54,18 @@ class Hit:
     acl_groups: list[str]
     status: str
     branches: dict[str, dict[str, Any]] = field(default_factory=dict)  # branch -> {"rank", "score", ...}
-
-    @property
-    def text_sha256(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
     # Why it ranked where it did besides the branches: BM25 term coverage and, after the rerank
     # stage, every rerank feature. Logged with the hit.
     features: dict[str, float] = field(default_factory=dict)
 
-    def record(self, *, with_text: bool = True) -> dict[str, Any]:
-        """The hit as the CLI prints it in JSON, the evaluation lists it and the search log keeps
-        it (without the text, but with its SHA-256: what was shown, provably)."""
+    @property
+    def text_sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    def to_dict(self, *, with_text: bool = True) -> dict[str, Any]:
+        """The one serialised form of a hit: as the CLI prints it in JSON (a stable contract,
+        DESIGN.md), the evaluation lists it, `explain` replays it and the search log keeps it
+        (without the text, but with its SHA-256: what was shown, provably)."""
         record = {"uri": self.uri, "source": self.source, "version": self.version_no,
                   "section_path": self.section_path, "pages": [self.page_start, self.page_end],
                   "chunk_id": self.chunk_id, "score": round(self.score, 6), "similarity": round(self.similarity, 4),
@@ -143,9 +144,9 @@ def search(
         if log:
             hits.log_id = store.search_log.log_search(
                 conn, query=query, groups=groups, as_of=as_of, model_id=model_id, k=k,
-                results=[h.record(with_text=False) for h in hits],
-                candidates=[h.record(with_text=False) for h in ranked[k:]],
-                caller=user, searched_at=searched_at, strategy=plan.record() if plan else None,
+                results=[h.to_dict(with_text=False) for h in hits],
+                candidates=[h.to_dict(with_text=False) for h in ranked[k:]],
+                caller=user, searched_at=searched_at, strategy=plan.to_dict() if plan else None,
             )
     return hits
 

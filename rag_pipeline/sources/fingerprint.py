@@ -1,7 +1,12 @@
 """A cheap fingerprint of a source's listing, for sensors that ask "did anything change?"
 every few seconds: names, sizes and modification times only, no bytes read, no parsing. Equal
 fingerprints mean a sync would find nothing to do; a different one means it may find something
-(a touched but identical file costs one sync that publishes nothing)."""
+(a touched but identical file costs one sync that publishes nothing).
+
+"Fingerprint" means one thing in this project: what a listing says about content without its
+bytes being read, the whole listing's digest here and each listed object's (an S3 ETag+size,
+store.source_fingerprints). Hashes of content that was read have other names: a document's
+`checksum`/`sha256`, the paragraph digests that find notices (cleaning.notices)."""
 
 from __future__ import annotations
 

@@ -6,10 +6,10 @@ an open connection and documents whether it commits; document writes are one tra
 
 from rag_pipeline.store import (
     embeddings,
-    fingerprints,
     history,
     migrations,
     models,
+    paragraph_digests,
     quarantine,
     refusal,
     roles,
@@ -25,10 +25,10 @@ from rag_pipeline.store import (
 
 __all__ = [
     "embeddings",
-    "fingerprints",
     "history",
     "migrations",
     "models",
+    "paragraph_digests",
     "quarantine",
     "refusal",
     "roles",

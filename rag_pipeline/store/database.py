@@ -35,6 +35,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.types import TypeInfo
 
 from rag_pipeline.errors import PipelineError
+from rag_pipeline.store import roles
 
 OWNER_FILE = "pgserver.json"
 LOCK_FILE = "pgserver.lock"
@@ -57,7 +58,7 @@ class ServerState:
     started_by: str | None = None  # "pid 1234 (rag-pipeline sync)" of the process that started it
     stale_pid_file: bool = False  # a postmaster.pid was left by a server that is gone
 
-    def as_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
@@ -273,6 +274,21 @@ def connect(url: str, *, autocommit: bool = True) -> psycopg.Connection:
         conn.close()
         raise
     return conn
+
+
+@contextmanager
+def connect_as(url: str, role: str | None) -> Iterator[psycopg.Connection]:
+    """A connection (as `connect`) acting as `role`, closed on leaving: the one way to open a
+    connection as a role, so every caller takes the role the same way (`roles.assume`: its
+    grants and row-level security apply where the login may take it on, and a narrower login
+    is left as it is). None: act as the login itself (e.g. `explain`, which reads the log)."""
+    conn = connect(url)
+    try:
+        if role is not None:
+            roles.assume(conn, role)
+        yield conn
+    finally:
+        conn.close()
 
 
 _VECTOR_TYPES = {"vector": register_vector_info, "bit": register_bit_info,

@@ -54,7 +54,7 @@ class VectorPlan:
     max_scan_tuples: int | None = None
     iterative_scan: str = "relaxed_order"  # "off" is plain HNSW: one walk of ef_search candidates
 
-    def record(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """For the search log and `explain`; the estimate is a lower bound when `estimate_capped`."""
         found: dict[str, Any] = {"strategy": self.strategy, "estimate": self.estimate,
                                  "estimate_capped": self.estimate > self.exact_max_rows,

@@ -38,7 +38,7 @@ def log_search(
 ) -> int:
     """Append one search; returns its id (what `rag-pipeline explain` takes). Commits unless
     called inside an open transaction. `strategy` is how the vector branch ran
-    (`store.search.VectorPlan.record()`); None when no vector search ran."""
+    (`store.search.VectorPlan.to_dict()`); None when no vector search ran."""
     with conn.transaction():
         found = conn.execute(
             "INSERT INTO search_log (searched_at, query, groups, as_of, model_id, k, results, candidates, caller, strategy)"

@@ -1,4 +1,6 @@
-"""Listing fingerprints (S3 ETag+size) and the content SHA-256 they were found to have."""
+"""Listing fingerprints (S3 ETag+size: what the listing says of an object, no bytes read; the
+project's one meaning of "fingerprint", see sources.fingerprint) and the content SHA-256 they
+were found to have."""
 
 from __future__ import annotations
 

@@ -208,15 +208,15 @@ def test_a_truncated_key_split_over_elements_loses_all_its_lines(keys: dict[str,
     assert [e.text for e in safe][-1] == "After the key."
 
 
-def test_a_synced_key_and_its_codes_are_nowhere_in_the_index_and_fingerprints_are_of_redacted_text(
+def test_a_synced_key_and_its_codes_are_nowhere_in_the_index_and_paragraph_digests_are_of_redacted_text(
         capsys, tmp_path: Path, db_url: str, keys: dict[str, str], monkeypatch) -> None:
     """End to end: what `show` prints, the chunks, the stored counts and the notice
-    fingerprints hold no key material and no code; fingerprints are of the redacted text, so a
+    paragraph digests hold no key material and no code; digests are of the redacted text, so a
     guessed secret cannot be confirmed against them."""
     from conftest import write_config
     from helpers import query, run_cli, sync
 
-    from rag_pipeline.cleaning.notices import fingerprint
+    from rag_pipeline.cleaning.notices import paragraph_digest
 
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     docs = tmp_path / "docs"
@@ -242,6 +242,6 @@ def test_a_synced_key_and_its_codes_are_nowhere_in_the_index_and_fingerprints_ar
     assert counts["secret:private_key"] == 1 and counts["secret:recovery_code"] == len(codes)
     assert counts["secret:password"] == 1
     stored = {r[0] for r in query(db_url, "SELECT fingerprint FROM paragraph_fingerprints WHERE uri = 'notes.txt'")}
-    assert fingerprint(secret_paragraph) not in stored
-    assert fingerprint(secret_paragraph.replace("Tr0ub4dor-and-3-more-words", "[REDACTED:password]")) in stored
+    assert paragraph_digest(secret_paragraph) not in stored
+    assert paragraph_digest(secret_paragraph.replace("Tr0ub4dor-and-3-more-words", "[REDACTED:password]")) in stored
     assert query(db_url, "SELECT count(*) FROM run_items") == [(0,)]

@@ -230,7 +230,7 @@ def test_numerics_are_part_of_the_recorded_identity(embedder, db_url: str) -> No
     from rag_pipeline import store
     from rag_pipeline.store import database
 
-    identity = embedder.identity.as_dict()
+    identity = embedder.identity.to_dict()
     assert identity["numerics"] == "fp32"
     with database.connect(db_url) as conn:
         reference = store.models.register_model(conn, identity)

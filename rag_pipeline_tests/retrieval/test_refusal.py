@@ -103,7 +103,7 @@ def test_decision_says_why_it_refused_with_both_parts_of_the_score() -> None:
     assert decision.refused and decision.score == pytest.approx(0.55)  # the first result decides, not the best
     for part in ("0.550", "similarity 0.300", "1 x term coverage 0.250", "0.720", "calibrated"):
         assert part in decision.reason
-    assert decision.record()["coverage_weight"] == 1.0 and decision.record()["term_coverage"] == 0.25
+    assert decision.to_dict()["coverage_weight"] == 1.0 and decision.to_dict()["term_coverage"] == 0.25
     assert not refusal.decide([_hit(0.5, 0.3)], threshold).refused
     assert refusal.decide([_hit(0.5, 0.3)], refusal.Threshold(0.72, "config")).refused  # similarity alone
     assert refusal.decide([], refusal.Threshold(0.42, "x")).refused

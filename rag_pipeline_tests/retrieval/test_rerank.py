@@ -62,4 +62,4 @@ def test_reranked_search_keeps_its_features_on_each_hit(db_url: str, embedder) -
     assert hits[0].uri == "forms.md"
     for hit in hits:
         assert {"rerank", "fused", "identifiers", "phrase", "section", "proximity", "term_coverage"} <= set(hit.features)
-        assert "features" in hit.record(with_text=False)
+        assert "features" in hit.to_dict(with_text=False)

@@ -39,7 +39,7 @@ def index_db(pg_server_url: str, embedder) -> Iterator[tuple[str, int]]:
     """(url, model id) of a published index of VERSIONS x PER_VERSION random chunks."""
     rng = np.random.default_rng(12)
     with fresh_database(pg_server_url) as url, database.connect(url) as conn:
-        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
         store.runs.create_run(conn, "r1", ["synthetic"], model_id)
         for n in range(VERSIONS):
             chunks = [{"ord": i, "section_path": [f"S{i}"], "char_start": 0, "char_end": 5, "token_count": 2,
@@ -62,12 +62,12 @@ def top_ids(conn, vector, groups, model_id, plan, view=store.search.View(), mode
 
 def test_each_model_dimension_gets_one_hnsw_cosine_index(db_url: str, embedder) -> None:
     with database.connect(db_url) as conn:
-        store.models.register_model(conn, embedder.identity.as_dict())
-        store.models.register_model(conn, embedder.identity.as_dict())  # recorded again: no second index
-        other = {**embedder.identity.as_dict(), "name": "tiny", "dimension": 8}
+        store.models.register_model(conn, embedder.identity.to_dict())
+        store.models.register_model(conn, embedder.identity.to_dict())  # recorded again: no second index
+        other = {**embedder.identity.to_dict(), "name": "tiny", "dimension": 8}
         store.roles.assume(conn, store.roles.WRITER)  # the pipeline's role records models, owning no table
         store.models.register_model(conn, other)
-        wide = {**embedder.identity.as_dict(), "name": "wide", "dimension": 3072}  # beyond HNSW's 2,000
+        wide = {**embedder.identity.to_dict(), "name": "wide", "dimension": 3072}  # beyond HNSW's 2,000
         store.models.register_model(conn, wide)
         indexes = dict(conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'chunks'"
                                     " AND indexname LIKE 'chunks_embedding_hnsw_%'").fetchall())
@@ -81,7 +81,7 @@ def test_each_model_dimension_gets_one_hnsw_cosine_index(db_url: str, embedder) 
 def test_a_model_dimension_that_is_not_a_positive_integer_is_refused(db_url: str, embedder, dimension) -> None:
     with database.connect(db_url) as conn:
         with pytest.raises(store.models.ModelDimensionError, match="not a positive integer"):
-            store.models.register_model(conn, {**embedder.identity.as_dict(), "dimension": dimension})
+            store.models.register_model(conn, {**embedder.identity.to_dict(), "dimension": dimension})
         assert conn.execute("SELECT count(*) FROM embedding_models").fetchone() == (0,)  # nothing half-recorded
         assert conn.execute("SELECT count(*) FROM chunks").fetchone() == (0,)
 
@@ -168,8 +168,8 @@ def test_the_index_strategy_keeps_the_readers_row_level_security(index_db) -> No
     url, model_id = index_db
     session_groups = [f"g{i}" for i in range(10)]
     vector = unit_vectors(np.random.default_rng(3), 1)[0]
-    with database.connect(url) as conn:
-        assert store.roles.assume(conn, store.roles.READER)
+    with database.connect_as(url, store.roles.READER) as conn:
+        assert conn.execute("SELECT current_user").fetchone()[0] == store.roles.READER
         with conn.transaction():
             store.search_log.set_session_groups(conn, session_groups)
             plan = store.search.plan_vector(conn, ["all-staff"], model_id, exact_max_rows=THRESHOLD)

@@ -191,6 +191,16 @@ def test_a_raw_sql_reader_sets_its_groups_for_the_session(synced: str) -> None:
         assert {r[0] for r in c.execute("SELECT uri FROM documents")} == {SALARIES}
 
 
+def test_connect_as_takes_the_role_and_closes_the_connection(synced: str) -> None:
+    """The one way the CLI, the Dagster IO manager and the sync steps open a connection as a role."""
+    with database.connect_as(synced, store.roles.READER) as reader:
+        assert reader.execute("SELECT current_user").fetchone()[0] == store.roles.READER
+    assert reader.closed
+    with database.connect_as(synced, None) as login:  # no role: the login itself
+        assert login.execute("SELECT current_user = session_user").fetchone()[0] is True
+    assert login.closed
+
+
 def test_library_search_as_the_reader_is_filtered_and_logged(conn: psycopg.Connection, embedder) -> None:
     assert store.roles.assume(conn, store.roles.READER)
     hits = search(conn, embedder, "salary band of a warehouse manager", ["all-staff"], k=5, user="svc:chat alice")
