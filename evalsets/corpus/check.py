@@ -36,7 +36,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from rag_pipeline.chunking.chunks import CHUNKER_VERSION, chunk_elements  # noqa: E402
 from rag_pipeline.cleaning.clean import clean_elements, make_safe  # noqa: E402
-from rag_pipeline.cleaning.notices import document_fingerprints, is_notice  # noqa: E402
+from rag_pipeline.cleaning.notices import document_digests, is_notice  # noqa: E402
 from rag_pipeline.config import Config, load_config  # noqa: E402
 from rag_pipeline.evaluation.evaluate import EvalCase, evidence_in, load_eval_set  # noqa: E402
 from rag_pipeline.parsing import KIND_BY_SUFFIX, ParseError, parser_version_for  # noqa: E402
@@ -113,7 +113,7 @@ def document_chunks(config: Config) -> dict[str, list[dict]]:
     docs, uris = indexable(config)
     parsed = _parsed(docs, uris)
     ok = {u: [Element.from_dict(e) for e in w["elements"]] for u, w in parsed.items() if "error" not in w}
-    counts = Counter(fp for elements in ok.values() for fp in document_fingerprints(elements))
+    counts = Counter(fp for elements in ok.values() for fp in document_digests(elements))
     notices = {fp for fp, n in counts.items() if is_notice(n, len(ok))}
     key = hashlib.sha256(json.dumps([sorted(parsed), CHUNKER_VERSION, sorted(notices)]).encode()).hexdigest()
     key = hashlib.sha256((key + "".join(json.dumps(parsed[u].get("elements")) for u in sorted(parsed))).encode()).hexdigest()

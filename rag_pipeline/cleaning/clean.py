@@ -58,7 +58,7 @@ def make_safe(elements: Sequence[Element]) -> tuple[list[Element], Counter]:
 
 
 def clean_elements(elements: list[Element], notices: set[str] = frozenset(), *, already_safe: bool = False) -> tuple[list[Element], Counter]:
-    """`notices`: fingerprints of paragraphs found repeated across the source (notices.py).
+    """`notices`: digests of paragraphs found repeated across the source (notices.py).
     `already_safe`: the elements went through `make_safe` (the parse step does that before
     anything is stored), so only boilerplate is removed here."""
     counts: Counter = Counter()

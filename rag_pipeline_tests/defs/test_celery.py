@@ -75,7 +75,7 @@ def _redis(stack: ExitStack, folder: Path) -> str:
 
 def _wiki(folder: Path) -> Path:
     """A second source whose every page carries the same notice: clean must strip it from every
-    shard, which it can only know from the fingerprints of all shards' parsed documents."""
+    shard, which it can only know from the paragraph digests of all shards' parsed documents."""
     folder.mkdir()
     topics = ["backups", "vpn access", "printer setup", "expense reports", "office keys"]
     for i, topic in enumerate(topics):
