@@ -1,7 +1,7 @@
 """The parse step with a pool of parsers sized to the machine against one parser process.
 
-Runs the real parse step (`process.parse_items`: blob reads, parsing in worker processes,
-redaction, fingerprints, one transaction per document) on a folder, from cold parsers as a
+Runs the real parse step (`parse.parse_items`: blob reads, parsing in worker processes,
+redaction, paragraph digests, one transaction per document) on a folder, from cold parsers as a
 sync starts them, once with `parse_workers: 1` (the baseline, the former single parser) and
 once with `parse_workers: auto`, in alternating rounds; best of the rounds counts. Prints
 seconds, files/s, the parsers that worked side by side, their peak memory together, and the
@@ -35,7 +35,7 @@ from rag_pipeline import store
 from rag_pipeline.config import Config
 from rag_pipeline.embedding import load_embedder
 from rag_pipeline.parsing.pool import ParsePool, machine_workers
-from rag_pipeline.sync import plan, process
+from rag_pipeline.sync import parse, plan
 from rag_pipeline.sync.context import SyncContext, prepare_database
 
 
@@ -66,7 +66,7 @@ def timed_parse(config: Config, url: str, run_id: str, model_id: int) -> dict[st
 
     with MeasuredPool(config.limits, config.parse_workers) as pool:
         started = time.perf_counter()
-        result = process.parse_items(ctx, pool=pool)
+        result = parse.parse_items(ctx, pool=pool)
         seconds = time.perf_counter() - started
     with ctx.connect() as conn:
         store.runs.fail_run(conn, run_id, status="failed", reason="benchmark: parse step only")
@@ -104,7 +104,7 @@ def main() -> None:
 
     def model_id_for(config: Config, url: str) -> int:
         with SyncContext(config, url, "bench-model").connect() as conn:
-            return store.models.register_model(conn, embedder.identity.as_dict())
+            return store.models.register_model(conn, embedder.identity.to_dict())
 
     print(f"machine: {len(os.sched_getaffinity(0))} usable cores; parse_workers auto = {machine_workers()}")
     try:

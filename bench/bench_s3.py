@@ -49,7 +49,7 @@ from rag_pipeline.common.s3 import make_client
 from rag_pipeline.config import config_from_dict
 from rag_pipeline.embedding import load_embedder
 from rag_pipeline.sources import open_source
-from rag_pipeline.sync import plan, stage
+from rag_pipeline.sync import plan, publish
 from rag_pipeline.sync.context import SyncContext, prepare_database
 
 
@@ -116,7 +116,7 @@ def seed_index(ctx: SyncContext, model_id: int, source: str, dim: int) -> None:
                 store.versions.stage_content_version(conn, ctx.run_id, item["source"], item["uri"], fields, [],
                                                      np.zeros((0, dim), np.float32))
         store.runs.update_run(conn, ctx.run_id, gate_passed=True)
-    stage.publish_run(ctx)
+    publish.publish_run(ctx)
 
 
 def main() -> None:
@@ -161,14 +161,14 @@ def main() -> None:
         url = prepare_database(config)
         embedder = load_embedder()
         with SyncContext(config, url, "x").connect() as conn:
-            model_id = store.models.register_model(conn, embedder.identity.as_dict())
+            model_id = store.models.register_model(conn, embedder.identity.to_dict())
         noop: dict[str, float] = {}
         for name in ("bucket", "folder"):
             seed_s, _ = timed(lambda: seed_index(SyncContext(config, url, f"seed-{name}"), model_id, name,  # noqa: B023
                                                  embedder.identity.dimension))
             seconds, result = timed(lambda: plan.plan_run(SyncContext(config, url, f"noop-{name}"), model_id, [name]))  # noqa: B023
             assert result.counts["unchanged"] == args.count, result.counts
-            stage.fail_run(SyncContext(config, url, f"noop-{name}"), status="failed", reason="bench: plan only")
+            publish.fail_run(SyncContext(config, url, f"noop-{name}"), status="failed", reason="bench: plan only")
             noop[name] = seconds
             print(f"seeded {name}: first plan (downloads/reads every document) + chunkless publish in {seed_s:.1f} s; "
                   f"no-op plan {seconds:.2f} s", flush=True)

@@ -117,11 +117,11 @@ def _probe_phases(command: str, config: str, run_cli: Any, phases: Phases, start
         for make in ("from_config", "get"):  # the instance (its storages' imports, connections)
             phases.wrap(runner.dg.DagsterInstance, make, "dagster: instance")
         phases.wrap(runner, "prepare_database", "embedded database start + migrate check")
-        from rag_pipeline.sync import gate, plan, process, stage
+        from rag_pipeline.sync import chunk, clean, embed, gate, parse, plan, publish, stage
 
-        for module, attr in ((plan, "plan_run"), (process, "parse_items"), (process, "clean_items"),
-                             (process, "chunk_items"), (process, "embed_items"), (stage, "stage_items"),
-                             (gate, "run_gate"), (stage, "publish_run")):
+        for module, attr in ((plan, "plan_run"), (parse, "parse_items"), (clean, "clean_items"),
+                             (chunk, "chunk_items"), (embed, "embed_items"), (stage, "stage_items"),
+                             (gate, "run_gate"), (publish, "publish_run")):
             phases.wrap(module, attr, f"step {attr}")
         with phases.timed("run_sync (total)"):
             code = run_cli(["sync", "--config", config, "--json"])

@@ -41,7 +41,7 @@ from rag_pipeline.config import DEFAULT_THRESHOLDS, Config, config_from_dict
 from rag_pipeline.embedding import load_embedder
 from rag_pipeline.parsing.types import ParseError
 from rag_pipeline.parsing.worker import ParseWorker
-from rag_pipeline.sync import gate, plan, process, stage
+from rag_pipeline.sync import chunk, clean, embed, gate, parse, plan, publish, stage
 from rag_pipeline.sync.context import SyncContext, prepare_database
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,13 +78,13 @@ def bench_config(work: Path, docs: Path) -> Config:
 def timed_run(ctx: SyncContext, embedder, model_id: int) -> dict[str, float]:
     steps = [
         ("plan", lambda: plan.plan_run(ctx, model_id, allow_mass_tombstone=True)),
-        ("parse", lambda: process.parse_items(ctx)),
-        ("clean", lambda: process.clean_items(ctx)),
-        ("chunk", lambda: process.chunk_items(ctx, embedder)),
-        ("embed", lambda: process.embed_items(ctx, embedder, model_id)),
+        ("parse", lambda: parse.parse_items(ctx)),
+        ("clean", lambda: clean.clean_items(ctx)),
+        ("chunk", lambda: chunk.chunk_items(ctx, embedder)),
+        ("embed", lambda: embed.embed_items(ctx, embedder, model_id)),
         ("stage", lambda: stage.stage_items(ctx, model_id)),
         ("gate", lambda: gate.run_gate(ctx, embedder)),
-        ("publish", lambda: stage.publish_run(ctx)),
+        ("publish", lambda: publish.publish_run(ctx)),
     ]
     seconds: dict[str, float] = {}
     for name, step in steps:
@@ -113,7 +113,7 @@ def main() -> None:
         embedder = load_embedder()
         setup_s = time.perf_counter() - started
         with SyncContext(config, url, "bench-1").connect() as conn:
-            model_id = store.models.register_model(conn, embedder.identity.as_dict())
+            model_id = store.models.register_model(conn, embedder.identity.to_dict())
         first = timed_run(SyncContext(config, url, "bench-1"), embedder, model_id)
         with SyncContext(config, url, "bench-1").connect() as conn:
             run = store.runs.get_run(conn, "bench-1")

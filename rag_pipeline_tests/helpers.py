@@ -69,17 +69,17 @@ def stage_without_gate(config_path: Path, db_url: str, run_id: str, embedder: An
     the stage step's result. For tests of what happens to a run that never reached its gate."""
     from rag_pipeline import store
     from rag_pipeline.config import load_config
-    from rag_pipeline.sync import plan, process, stage
+    from rag_pipeline.sync import chunk, clean, embed, parse, plan, stage
     from rag_pipeline.sync.context import SyncContext
 
     ctx = SyncContext(config=load_config(config_path), db_url=db_url, run_id=run_id)
     with ctx.connect() as conn:
-        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
     plan.plan_run(ctx, model_id)
-    process.parse_items(ctx)
-    process.clean_items(ctx)
-    process.chunk_items(ctx, embedder)
-    process.embed_items(ctx, embedder, model_id)
+    parse.parse_items(ctx)
+    clean.clean_items(ctx)
+    chunk.chunk_items(ctx, embedder)
+    embed.embed_items(ctx, embedder, model_id)
     return ctx, stage.stage_items(ctx, model_id)
 
 
@@ -96,7 +96,7 @@ def index_documents(db_url: str, embedder: Any, docs: dict[str, tuple[str, str]]
     from rag_pipeline.store import text_search
 
     with database.connect(db_url) as conn:
-        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
         store.runs.create_run(conn, "index-run", ["docs"], model_id)
         for uri, (title, body) in docs.items():
             elements = [Element("heading", title, level=1), Element("paragraph", body)]

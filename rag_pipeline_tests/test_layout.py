@@ -122,8 +122,8 @@ def test_the_layer_check_sees_a_lazy_upward_import(tmp_path: Path) -> None:
     function-level import and a relative one."""
     graph = _imports()
     assert "rag_pipeline.blobs.s3" in graph["rag_pipeline.blobs"]  # imported inside open_blob_store
-    assert "rag_pipeline.store.runs" in graph["rag_pipeline.sync.process"] or any(
-        t.startswith("rag_pipeline.store") for t in graph["rag_pipeline.sync.process"])
+    assert "rag_pipeline.store.runs" in graph["rag_pipeline.sync.parse"] or any(
+        t.startswith("rag_pipeline.store") for t in graph["rag_pipeline.sync.parse"])
     assert _layer(_room("rag_pipeline.store.search")) < _layer(_room("rag_pipeline.retrieval.search"))
 
 

@@ -38,7 +38,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
     outcome = run_sync(config, [args.source] if args.source else [], args.allow_mass_tombstone,
                        show_progress=not args.json and sys.stderr.isatty())
     if args.json:
-        emit_json(outcome.as_dict())
+        emit_json(outcome.to_dict())
     else:
         _print(outcome)
     return EXIT_BY_STATUS.get(outcome.status, EXIT_FAILURE)

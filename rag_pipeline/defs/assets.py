@@ -17,10 +17,11 @@ from rag_pipeline.defs.resources import STEP_OUTPUTS, DocumentSources, Embedding
 from rag_pipeline.defs.retries import retry_transient
 from rag_pipeline.defs.source_assets import source_observation
 from rag_pipeline.defs.tags import TAG_OUTCOME
-from rag_pipeline.sync import gate, process, stage
+from rag_pipeline.sync import chunk, clean, embed, gate, parse, publish, stage
 from rag_pipeline.sync import plan as planning
 from rag_pipeline.sync.batches import Shard
 from rag_pipeline.sync.context import SyncContext
+from rag_pipeline.sync.steps import SHARDED_STEPS, StepResult
 
 GROUP = "sync"
 OWNERS = ["team:data-engineering"]
@@ -88,7 +89,7 @@ def plan(
     names = [s.name for s in sources.select(config.sources)]
     embedder = embedding_model.get()
     with ctx.connect() as conn:
-        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
     result = planning.plan_run(ctx, model_id, names, allow_mass_tombstone=config.allow_mass_tombstone,
                            is_alive=_is_alive(context))
     rows = [(s, *(c.get(k, 0) for k in PLAN_COUNTS)) for s, c in result.per_source.items()]
@@ -98,7 +99,7 @@ def plan(
         "model": f"{embedder.identity.name} ({embedder.identity.revision})",
         "run_id": context.run_id,
     }
-    idle = stage.finish_idle_run(ctx, embedder)
+    idle = publish.finish_idle_run(ctx, embedder)
     if idle is None:
         yield dg.MaterializeResult(metadata=metadata)
         return
@@ -120,20 +121,21 @@ def plan(
 # judges notices against every parsed document of the source). Between these ops only small
 # JSON passes, through the index database (resources.IndexStepOutputs).
 
-ShardStep = Callable[[dg.OpExecutionContext, SyncContext, Shard], process.StepResult]
+ShardStep = Callable[[dg.OpExecutionContext, SyncContext, Shard], StepResult]
 Report = Callable[[dg.OpExecutionContext, SyncContext, Any], dict[str, Any]]
 
 
 def _sharded_ops(step: str, resource_keys: set[str], run_shard: ShardStep, report: Report) -> tuple[Any, Any, Any]:
     """The three ops of one sharded step: list shards, work one shard, combine and report."""
     keys = {"database", "progress", *resource_keys}
+    sharded = SHARDED_STEPS[step]
 
     @dg.op(name=f"{step}_shards", ins={"start": dg.In(dg.Nothing)}, out=dg.DynamicOut(io_manager_key=STEP_OUTPUTS),
            required_resource_keys=keys, description=f"List the run's shards for {step}.")
     @retry_transient
     def list_shards(context: dg.OpExecutionContext):  # noqa: ANN202 -- a generator of dynamic outputs
         ctx = _ctx(context, context.resources.database, context.resources.progress)
-        shards = process.step_shards(ctx, step)
+        shards = sharded.shards(ctx)
         context.log.info(f"{step}: {sum(len(s.uris) for s in shards)} documents in {len(shards)} shards")
         for shard in shards:
             yield dg.DynamicOutput(shard.to_dict(), mapping_key=shard.key)
@@ -143,14 +145,14 @@ def _sharded_ops(step: str, resource_keys: set[str], run_shard: ShardStep, repor
     @retry_transient
     def one_shard(context: dg.OpExecutionContext, shard: dict) -> dict:
         ctx = _ctx(context, context.resources.database, context.resources.progress)
-        return process.result_to_dict(run_shard(context, ctx, Shard.from_dict(shard)))
+        return run_shard(context, ctx, Shard.from_dict(shard)).to_dict()
 
     @dg.op(name=f"{step}_combine", out=dg.Out(dg.Nothing), required_resource_keys=keys,
            description=f"Combine the shards' results of {step} into the asset's metadata.")
     @retry_transient
     def combine(context: dg.OpExecutionContext, results: list[dict]) -> None:
         ctx = _ctx(context, context.resources.database, context.resources.progress)
-        result = process.combine(ctx, step, [process.result_from_dict(step, r) for r in results])
+        result = sharded.combine_dicts(ctx, results)
         context.add_output_metadata(report(context, ctx, result))
 
     return list_shards, one_shard, combine
@@ -160,13 +162,13 @@ def _sharded_ops(step: str, resource_keys: set[str], run_shard: ShardStep, repor
 SHARED_PROCESS_EXECUTORS = {"in_process", "execute_in_process_executor"}
 
 
-def _parse_shard(context: dg.OpExecutionContext, ctx: SyncContext, shard: Shard) -> process.StepResult:
+def _parse_shard(context: dg.OpExecutionContext, ctx: SyncContext, shard: Shard) -> parse.ParseResult:
     pool = context.resources.parser.get()
     starts = pool.starts
     meanwhile = None
     if context.job_def.executor_def.name in SHARED_PROCESS_EXECUTORS:
         meanwhile = _load_model_meanwhile(context)
-    result = process.parse_items(ctx, shard, pool, meanwhile)
+    result = parse.parse_items(ctx, shard, pool, meanwhile)
     if pool.starts > starts:
         context.log.info(f"started {pool.starts - starts} parser process(es) for this shard "
                          f"({pool.starts} in this step process, up to {pool.size} side by side)")
@@ -203,7 +205,7 @@ def _quarantine_metadata(ctx: SyncContext) -> dict[str, Any]:
     return metadata
 
 
-def _parse_report(context: dg.OpExecutionContext, ctx: SyncContext, result: process.ParseResult) -> dict[str, Any]:
+def _parse_report(context: dg.OpExecutionContext, ctx: SyncContext, result: parse.ParseResult) -> dict[str, Any]:
     metadata: dict[str, Any] = {**_numbers("", result.counts), **_quarantine_metadata(ctx),
                                 "parser_processes": result.parsers}
     if result.warnings:
@@ -213,11 +215,11 @@ def _parse_report(context: dg.OpExecutionContext, ctx: SyncContext, result: proc
     return metadata
 
 
-def _clean_shard(context: dg.OpExecutionContext, ctx: SyncContext, shard: Shard) -> process.StepResult:
-    return process.clean_items(ctx, shard)
+def _clean_shard(context: dg.OpExecutionContext, ctx: SyncContext, shard: Shard) -> clean.CleanResult:
+    return clean.clean_items(ctx, shard)
 
 
-def _clean_report(context: dg.OpExecutionContext, ctx: SyncContext, result: process.CleanResult) -> dict[str, Any]:
+def _clean_report(context: dg.OpExecutionContext, ctx: SyncContext, result: clean.CleanResult) -> dict[str, Any]:
     rows = [(uri, ", ".join(f"{k}={v}" for k, v in sorted(c.items())) or "-") for uri, c in sorted(result.per_document.items())]
     if result.documents > len(rows):
         rows.append((f"... and {result.documents - len(rows)} more", ""))
@@ -228,18 +230,18 @@ def _clean_report(context: dg.OpExecutionContext, ctx: SyncContext, result: proc
     }
 
 
-def _chunk_shard(context: dg.OpExecutionContext, ctx: SyncContext, shard: Shard) -> process.StepResult:
-    return process.chunk_items(ctx, context.resources.embedding_model.get(), shard)
+def _chunk_shard(context: dg.OpExecutionContext, ctx: SyncContext, shard: Shard) -> chunk.ChunkResult:
+    return chunk.chunk_items(ctx, context.resources.embedding_model.get(), shard)
 
 
-def _embed_shard(context: dg.OpExecutionContext, ctx: SyncContext, shard: Shard) -> process.StepResult:
+def _embed_shard(context: dg.OpExecutionContext, ctx: SyncContext, shard: Shard) -> embed.EmbedResult:
     embedder = context.resources.embedding_model.get()
     with ctx.connect() as conn:
         model_id = store.runs.get_run(conn, ctx.run_id)["model_id"]  # pinned at plan
-    return process.embed_items(ctx, embedder, model_id, shard)
+    return embed.embed_items(ctx, embedder, model_id, shard)
 
 
-def _embed_report(context: dg.OpExecutionContext, ctx: SyncContext, result: process.EmbedResult) -> dict[str, Any]:
+def _embed_report(context: dg.OpExecutionContext, ctx: SyncContext, result: embed.EmbedResult) -> dict[str, Any]:
     metadata = _numbers("chunks_", result.counts)
     if result.backend is not None:  # something was encoded: which backend did it and why
         metadata["encoding_backend"] = dg.MetadataValue.json(result.backend)
@@ -299,7 +301,7 @@ def evaluation_gate(context: dg.AssetCheckExecutionContext, database: IndexDatab
     report = gate.run_gate(ctx, embedding_model.get())
     metadata = gate_metadata(report, ctx.config.evaluation.thresholds)
     if not report.passed:
-        stage.fail_run(ctx, status="gate_failed", reason="evaluation gate failed: " + "; ".join(report.failures))
+        publish.fail_run(ctx, status="gate_failed", reason="evaluation gate failed: " + "; ".join(report.failures))
         context.instance.add_run_tags(context.run.run_id, {TAG_OUTCOME: "gate_failed"})  # not a crash, in the runs list
     return dg.AssetCheckResult(passed=report.passed, severity=dg.AssetCheckSeverity.ERROR, metadata=metadata)
 
@@ -346,7 +348,7 @@ def gate_metadata(report: Any, thresholds: Mapping[str, float]) -> dict[str, Any
 def published(context: dg.AssetExecutionContext, database: IndexDatabase,
               progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:
     ctx = _ctx(context, database, progress)
-    result = stage.publish_run(ctx)
+    result = publish.publish_run(ctx)
     _observe_sources(context, ctx, result.counts)
     return dg.MaterializeResult(metadata=_numbers("", result.counts))
 

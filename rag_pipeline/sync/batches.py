@@ -15,6 +15,7 @@ import psycopg
 
 from rag_pipeline import store
 from rag_pipeline.sync.context import SyncContext
+from rag_pipeline.sync.items import WorkItem
 
 CONTENT_ACTIONS = ("new", "changed", "reparse")  # items whose content goes through parse .. embed
 
@@ -74,6 +75,12 @@ def work_shards(ctx: SyncContext, conn: psycopg.Connection, stage: str) -> list[
     return list_shards(keys, ctx.config.shard_size)
 
 
+def stage_shards(ctx: SyncContext, stage: str) -> list[Shard]:
+    """`work_shards` on a connection of its own: what a step lists before its shards run."""
+    with ctx.connect() as conn:
+        return work_shards(ctx, conn, stage)
+
+
 def iter_batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -82,14 +89,17 @@ def iter_batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 def work_batches(
     ctx: SyncContext, conn: psycopg.Connection, stage: str, columns: tuple[str, ...], label: str,
     shard: Shard | None = None,
-) -> Iterator[list[dict[str, Any]]]:
+) -> Iterator[list[WorkItem]]:
     """The run's content items waiting at `stage` (only the shard's, if one is given; those it
-    already moved on are skipped, so a shard run again resumes), loaded with `columns`, batch by
-    batch; progress is reported under `label` after each batch."""
+    already moved on are skipped, so a shard run again resumes), loaded with the stored
+    `columns` they must have, batch by batch, as typed work items (a payload that cannot be
+    read names the item and the step `label`); progress is reported under `label` after each
+    batch."""
     among = shard.keys() if shard is not None else None
     keys = store.work_items.item_keys(conn, ctx.run_id, stage, CONTENT_ACTIONS, among=among)
     done, total = (shard.offset + len(shard.uris) - len(keys), shard.total) if shard is not None else (0, len(keys))
     for batch in iter_batches(keys, ctx.config.batch_size):
-        yield store.work_items.load_items(conn, ctx.run_id, batch, columns)
+        rows = store.work_items.load_items(conn, ctx.run_id, batch, columns)
+        yield [WorkItem.from_row(row, label, columns) for row in rows]
         done += len(batch)
         ctx.progress(label, done, total)

@@ -24,7 +24,7 @@ class SyncOutcome:
     error: str | None = None
     seconds: float = 0.0
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 from rag_pipeline import store
 from rag_pipeline.chunking.chunks import CHUNKER_VERSION
@@ -39,6 +40,14 @@ class TombstoneGuardError(PipelineError):
 class PlanResult:
     counts: Counter = field(default_factory=Counter)  # per action, plus 'unchanged', 'skipped'
     per_source: dict[str, Counter] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"counts": dict(self.counts), "per_source": {s: dict(c) for s, c in self.per_source.items()}}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PlanResult:
+        return cls(counts=Counter(data.get("counts") or {}),
+                   per_source={s: Counter(c) for s, c in (data.get("per_source") or {}).items()})
 
 
 def plan_run(

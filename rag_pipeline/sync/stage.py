@@ -1,41 +1,37 @@
 """Step 6, stage: each changed document becomes a new, invisible version with its chunks and
 ACL groups in one transaction; ACL-only changes copy the live chunks; gone documents get
-staged tombstones. Step 8, publish: one transaction makes them all live."""
+staged tombstones. Nothing staged is visible until publish (sync/publish.py)."""
 
 from __future__ import annotations
 
 import mimetypes
 from collections import Counter
-from dataclasses import dataclass
-
-import numpy as np
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from rag_pipeline import store
 from rag_pipeline.chunking.chunks import CHUNKER_VERSION
 from rag_pipeline.cleaning.clean import CLEANER_VERSION
-from rag_pipeline.embedding import Embedder
-from rag_pipeline.errors import GateFailedError, PipelineError
+from rag_pipeline.errors import PipelineError
 from rag_pipeline.sync.batches import CONTENT_ACTIONS, work_batches
 from rag_pipeline.sync.context import SyncContext
-from rag_pipeline.sync.gate import run_gate
+from rag_pipeline.sync.items import WorkItem
 
 
 class TooManyFailuresError(PipelineError):
     """More of the run's files were quarantined than `max_failed_share` allows."""
 
 
-class GateNotPassedError(GateFailedError):
-    """Publish was asked for a run whose evaluation gate did not pass."""
-
-
 @dataclass
 class StageResult:
-    counts: dict[str, int]  # versions, chunks, acl_versions, tombstones
+    counts: dict[str, int]  # versions, chunks, acl_versions, access_only_versions, tombstones, content_held_back
 
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
-@dataclass
-class PublishResult:
-    counts: dict[str, int]  # published, superseded, tombstoned
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StageResult:
+        return cls(counts=dict(data.get("counts") or {}))
 
 
 def stage_items(ctx: SyncContext, model_id: int) -> StageResult:
@@ -70,22 +66,22 @@ def stage_items(ctx: SyncContext, model_id: int) -> StageResult:
 def _stage_content(ctx: SyncContext, conn, model_id: int, counts: Counter) -> None:  # noqa: ANN001
     for batch in work_batches(ctx, conn, "embedded", ("chunks", "embeddings"), "stage"):
         for item in batch:
-            chunks = item["chunks"]["chunks"]
-            matrix = np.frombuffer(item["embeddings"], dtype=np.float32).reshape(len(chunks), -1) if chunks else np.zeros((0, 1), np.float32)
+            chunked = item.chunked
             fields = {
-                "checksum": item["checksum"],
-                "blob_sha256": item["blob_sha256"],
-                "size_bytes": item["size_bytes"],
-                "media_type": mimetypes.guess_type(item["uri"])[0],
-                "acl_groups": item["acl_groups"],
-                "parser_version": item["chunks"]["parser"],
+                "checksum": item.checksum,
+                "blob_sha256": item.blob_sha256,
+                "size_bytes": item.size_bytes,
+                "media_type": mimetypes.guess_type(item.uri)[0],
+                "acl_groups": item.acl_groups,
+                "parser_version": chunked.parser,
                 "cleaner_version": CLEANER_VERSION,
                 "chunker_version": CHUNKER_VERSION,
                 "model_id": model_id,
-                "cleaning_counts": item["chunks"].get("cleaning", {}),
-                "language": item["chunks"].get("language"),
+                "cleaning_counts": chunked.cleaning,
+                "language": chunked.language,
             }
-            if store.versions.stage_content_version(conn, ctx.run_id, item["source"], item["uri"], fields, chunks, matrix):
+            chunks = [c.to_dict() for c in chunked.chunks]
+            if store.versions.stage_content_version(conn, ctx.run_id, item.source, item.uri, fields, chunks, item.embeddings):
                 counts["versions"] += 1
                 counts["chunks"] += len(chunks)
 
@@ -103,7 +99,7 @@ def _stage_access_only(ctx: SyncContext, conn, stages: tuple[str, ...]) -> int: 
 
 
 def _acl(conn, ctx: SyncContext, source: str, uri: str) -> list[str]:  # noqa: ANN001
-    return store.work_items.load_items(conn, ctx.run_id, [(source, uri)], ())[0]["acl_groups"]
+    return WorkItem.from_row(store.work_items.load_items(conn, ctx.run_id, [(source, uri)], ())[0], "stage").acl_groups
 
 
 def _too_many_failures(ctx: SyncContext, conn) -> str | None:  # noqa: ANN001
@@ -120,39 +116,3 @@ def _too_many_failures(ctx: SyncContext, conn) -> str | None:  # noqa: ANN001
             "See `rag-pipeline status` for the errors"
         )
     return None
-
-
-def publish_run(ctx: SyncContext) -> PublishResult:
-    """Publish a run whose gate passed; the gate's verdict is re-read from the database so a
-    publish step started on its own can never bypass it."""
-    with ctx.connect() as conn:
-        run = store.runs.get_run(conn, ctx.run_id)
-        if run is None or run["gate_passed"] is not True:
-            reason = (run or {}).get("gate_reason") or "the evaluation gate has not run for this run"
-            raise GateNotPassedError(f"run {ctx.run_id} is not publishable: {reason}")
-        counts = store.versions.publish(conn, ctx.run_id)
-        nothing = not any(counts.values())
-        held_back = (run.get("counts") or {}).get("staged", {}).get("content_held_back") is not None
-        store.runs.update_run(  # content held back: access changes went live, yet the run failed
-            conn, ctx.run_id, status="failed" if held_back else "nothing_to_do" if nothing else "published",
-            counts={"published": counts}, finished=True,
-        )
-        store.work_items.cleanup_run_items(conn, ctx.run_id)
-    return PublishResult(counts=counts)
-
-
-def finish_idle_run(ctx: SyncContext, embedder: Embedder) -> PublishResult | None:
-    """Finish a run whose plan recorded no work item (nothing new, changed, moved in access or
-    gone) right after plan, with the verdict and status steps 7 and 8 would record (the gate's
-    reason for an unchanged index, status `nothing_to_do`), so the job can skip the steps
-    between: they cost a no-op sync most of its time. None when there is work."""
-    with ctx.connect() as conn:
-        if store.work_items.item_stage_counts(conn, ctx.run_id):
-            return None
-    run_gate(ctx, embedder)  # nothing staged: records why and loads no model
-    return publish_run(ctx)
-
-
-def fail_run(ctx: SyncContext, *, status: str, reason: str) -> None:
-    with ctx.connect() as conn:
-        store.runs.fail_run(conn, ctx.run_id, status=status, reason=reason)

@@ -11,8 +11,8 @@ from rag_pipeline.chunking.chunks import MAX_IDENTITY_TOKENS, chunk_elements, cl
 from rag_pipeline.chunking.document_identity import document_identity, filing_facts
 from rag_pipeline.cleaning.clean import clean_elements
 from rag_pipeline.parsing import parse_document
-from rag_pipeline.parsing.types import Element, ParseLimits
-from rag_pipeline.sync.process import _redacted
+from rag_pipeline.parsing.types import Element, ParsedDocument, ParseLimits
+from rag_pipeline.sync.parse import redacted
 
 TEN_K = "html/sec_10k_galaxy_gaming_2021.html"
 GITHUB = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -95,9 +95,9 @@ def test_identity_counts_against_the_token_budget_and_never_cuts_the_body(embedd
 
 def test_the_parse_step_redacts_the_title_before_it_is_stored() -> None:
     wire = {"elements": [e.to_dict() for e in BODY], "parser": "p", "title": f"Keys {GITHUB}\x1b[2J"}
-    redacted = _redacted(wire)
-    assert GITHUB not in redacted["title"] and "\x1b" not in redacted["title"]
-    assert any(k.startswith("secret:") for k in redacted["safety"])
+    stored = redacted(ParsedDocument.from_dict(wire)).to_dict()
+    assert GITHUB not in stored["title"] and "\x1b" not in stored["title"]
+    assert any(k.startswith("secret:") for k in stored["safety"])
 
 
 def test_a_title_that_is_also_the_top_heading_is_said_once(embedder) -> None:

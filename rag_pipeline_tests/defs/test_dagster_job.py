@@ -233,12 +233,12 @@ def test_failed_gate_stops_publish_in_the_same_run(job_config: Path, tmp_path: P
 
 def test_publish_alone_cannot_bypass_the_gate(job_config: Path, db_url: str, embedder) -> None:
     """The core steps without the gate, then publish: refused, nothing becomes live."""
-    from rag_pipeline.sync import stage
+    from rag_pipeline.sync import publish
 
     ctx, staged = stage_without_gate(job_config, db_url, "manual-run-1", embedder)
     assert staged.counts["versions"] == 7
-    with pytest.raises(stage.GateNotPassedError, match="not publishable"):
-        stage.publish_run(ctx)
+    with pytest.raises(publish.GateNotPassedError, match="not publishable"):
+        publish.publish_run(ctx)
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'")[0][0] == 0
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'staged'")[0][0] == 7
 

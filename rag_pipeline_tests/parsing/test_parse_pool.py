@@ -221,7 +221,7 @@ def test_a_sync_with_two_parsers_stores_what_one_parser_gives_and_quarantines_ba
     quarantined at the right stage; the step reports that two parsers worked."""
     from rag_pipeline import store
     from rag_pipeline.config import load_config
-    from rag_pipeline.sync import plan, process
+    from rag_pipeline.sync import parse, plan
     from rag_pipeline.sync.context import SyncContext
 
     docs = tmp_path / "docs"
@@ -236,17 +236,17 @@ def test_a_sync_with_two_parsers_stores_what_one_parser_gives_and_quarantines_ba
     assert config.parse_workers == 2
     ctx = SyncContext(config=config, db_url=db_url, run_id="pool-1")
     with ctx.connect() as conn:
-        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
     plan.plan_run(ctx, model_id)
     [[blob]] = query(db_url, "SELECT blob_sha256 FROM run_items WHERE run_id = %s AND uri = 'vanishing.md'", ctx.run_id)
     next(ctx.config.blob_dir.rglob(blob)).unlink()
 
-    result = process.parse_items(ctx)
+    result = parse.parse_items(ctx)
 
     assert result.counts["parsed"] == 6 and result.counts["quarantined"] == 2 and result.parsers == 2
     stages = dict(query(db_url, "SELECT uri, stage FROM quarantine WHERE run_id = %s", ctx.run_id))
     assert stages == {"truncated.pdf": "parse", "vanishing.md": "read"}
-    expected = json.loads(json.dumps(process._redacted(parse_document(data + b"\n", "nist-0.pdf", LIMITS).to_dict())))
+    expected = json.loads(json.dumps(parse.redacted(parse_document(data + b"\n", "nist-0.pdf", LIMITS)).to_dict()))
     stored = query(db_url, "SELECT uri, parsed FROM run_items WHERE run_id = %s AND stage = 'parsed' ORDER BY uri", ctx.run_id)
     assert [uri for uri, _ in stored] == [f"nist-{i}.pdf" for i in range(6)]
     assert all(parsed["elements"] == expected["elements"] for _, parsed in stored)

@@ -13,7 +13,7 @@ from conftest import write_config
 
 from rag_pipeline import store
 from rag_pipeline.store import database, text_search
-from rag_pipeline.sync import plan, process
+from rag_pipeline.sync import clean, parse, plan
 from rag_pipeline.sync.context import SyncContext
 
 HOSTILE_TEXTS = [
@@ -158,7 +158,7 @@ def test_the_clean_steps_per_document_table_is_capped_and_counts_every_document(
 ) -> None:
     """A run's result must not grow with the corpus: past the cap, documents are counted, not
     listed (the cap is lowered here so a small folder crosses it)."""
-    monkeypatch.setattr(process, "LISTED_DOCUMENTS", 10)
+    monkeypatch.setattr(clean, "LISTED_DOCUMENTS", 10)
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "_access.yaml").write_text("groups: [all-staff]\n")
@@ -168,10 +168,10 @@ def test_the_clean_steps_per_document_table_is_capped_and_counts_every_document(
 
     ctx = SyncContext(config=load_config(write_config(tmp_path, db_url, docs=docs)), db_url=db_url, run_id="r-many")
     with ctx.connect() as conn:
-        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
     plan.plan_run(ctx, model_id)
-    parsed = process.parse_items(ctx)
-    cleaned = process.clean_items(ctx)
+    parsed = parse.parse_items(ctx)
+    cleaned = clean.clean_items(ctx)
     assert parsed.counts["parsed"] == 40
     assert cleaned.documents == 40
     assert len(cleaned.per_document) == 10

@@ -210,7 +210,7 @@ def test_as_of_visibility_follows_validity_windows(db_url: str, embedder) -> Non
     import numpy as np
 
     with database.connect(db_url) as conn:
-        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
         vector = embedder.encode(["the rule"])[0]
         ids = []
         for n, run in enumerate(("r1", "r2"), 1):
@@ -240,17 +240,17 @@ def test_a_blob_corrupted_on_disk_is_quarantined_not_indexed(tmp_path: Path, db_
     """Bytes that no longer match their content address (disk damage, a hand edit) are never
     parsed as that version: the file is quarantined at the read stage and the rest goes on."""
     from rag_pipeline.config import load_config
-    from rag_pipeline.sync import plan, process
+    from rag_pipeline.sync import parse, plan
     from rag_pipeline.sync.context import SyncContext
 
     config = load_config(write_config(tmp_path, db_url, docs=demo_copy))
     ctx = SyncContext(config=config, db_url=db_url, run_id="blob-run")
     with ctx.connect() as conn:
-        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
     plan.plan_run(ctx, model_id)
     sha = query(db_url, "SELECT blob_sha256 FROM run_items WHERE uri = 'it/security-handbook.md'")[0][0]
     (config.blob_dir / sha[:2] / sha).write_bytes(b"# tampered\n")
-    result = process.parse_items(ctx)
+    result = parse.parse_items(ctx)
     assert result.counts["quarantined"] == 1 and result.counts["parsed"] == 6
     [(stage, error)] = query(db_url, "SELECT stage, error FROM quarantine WHERE uri = 'it/security-handbook.md'")
     assert stage == "read" and "corrupt on disk" in error

@@ -71,18 +71,18 @@ def test_a_shard_run_again_skips_what_it_already_did_and_leaves_other_shards_alo
 
     from rag_pipeline import store
     from rag_pipeline.config import load_config
-    from rag_pipeline.sync import plan, process
+    from rag_pipeline.sync import parse, plan
     from rag_pipeline.sync.context import SyncContext
 
     config = load_config(write_config(tmp_path, db_url, docs=demo_copy, extra="shard_size: 3\n"))
     ctx = SyncContext(config=config, db_url=db_url, run_id="shard-retry-1")
     with ctx.connect() as conn:
-        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
     plan.plan_run(ctx, model_id)
-    shards = process.step_shards(ctx, "parse")
+    shards = parse.shards(ctx)
     assert [len(s.uris) for s in shards] == [3, 3, 1]
-    first = process.parse_items(ctx, shards[0])
-    again = process.parse_items(ctx, shards[0])
+    first = parse.parse_items(ctx, shards[0])
+    again = parse.parse_items(ctx, shards[0])
     assert first.counts["parsed"] == 3 and again.counts.get("parsed", 0) == 0
     stages = dict(query(db_url, "SELECT uri, stage FROM run_items WHERE run_id = %s", ctx.run_id))
     assert {u for u, s in stages.items() if s == "parsed"} == set(shards[0].uris)
@@ -100,13 +100,13 @@ def test_the_caller_works_once_while_the_parser_starts_before_anything_is_parsed
 
     from rag_pipeline import store
     from rag_pipeline.config import load_config
-    from rag_pipeline.sync import plan, process
+    from rag_pipeline.sync import parse, plan
     from rag_pipeline.sync.context import SyncContext
 
     config = load_config(write_config(tmp_path, db_url, docs=demo_copy, extra="shard_size: 3\n"))
     ctx = SyncContext(config=config, db_url=db_url, run_id="parse-meanwhile-1")
     with ctx.connect() as conn:
-        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
     plan.plan_run(ctx, model_id)
     seen = []
 
@@ -115,6 +115,6 @@ def test_the_caller_works_once_while_the_parser_starts_before_anything_is_parsed
         parsed = query(db_url, "SELECT count(*) FROM run_items WHERE run_id = %s AND stage = 'parsed'", ctx.run_id)
         seen.append((len(parsers), parsed[0][0]))
 
-    result = process.parse_items(ctx, meanwhile=meanwhile)
+    result = parse.parse_items(ctx, meanwhile=meanwhile)
     assert seen == [(1, 0)]
     assert result.counts["parsed"] == 7

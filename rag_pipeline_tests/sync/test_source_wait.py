@@ -18,7 +18,7 @@ from helpers import query, wait_until
 
 from rag_pipeline import store
 from rag_pipeline.config import load_config
-from rag_pipeline.sync import gate, plan, process, stage
+from rag_pipeline.sync import chunk, clean, embed, gate, parse, plan, publish, stage
 from rag_pipeline.sync.context import SyncContext
 
 DEADLINE_SECONDS = 420  # start-up of a sync process on a busy 2-core machine, with room to spare
@@ -54,7 +54,7 @@ def test_a_whole_index_sync_started_during_a_one_source_sync_waits_then_publishe
     config_path = write_config(tmp_path, db_url, docs=demo_copy, eval_set=DEMO_DIR / "eval.yaml")
     first = SyncContext(config=load_config(config_path), db_url=db_url, run_id="one-source-run")
     with first.connect() as conn:
-        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
     plan.plan_run(first, model_id, ["larkspur"])  # holds the source until it publishes
     (demo_copy / "policies" / "added-later.md").write_text("# Added later\n\nSeen by the second sync only.\n")
 
@@ -71,13 +71,13 @@ def test_a_whole_index_sync_started_during_a_one_source_sync_waits_then_publishe
         line = errors.wait_for("waiting for source larkspur held by run one-source-run since", second)
         assert "source_wait_seconds" in line
 
-        process.parse_items(first)  # the first sync goes on and publishes while the second waits
-        process.clean_items(first)
-        process.chunk_items(first, embedder)
-        process.embed_items(first, embedder, model_id)
+        parse.parse_items(first)  # the first sync goes on and publishes while the second waits
+        clean.clean_items(first)
+        chunk.chunk_items(first, embedder)
+        embed.embed_items(first, embedder, model_id)
         stage.stage_items(first, model_id)
         assert gate.run_gate(first, embedder).passed
-        stage.publish_run(first)
+        publish.publish_run(first)
 
         out, _ = second.communicate(timeout=DEADLINE_SECONDS)
     finally:
