@@ -55,12 +55,8 @@ class SyncContext:
         apply to the pipeline itself), while this process holds the run (see the class doc)."""
         self._hold()
         try:
-            conn = database.connect(self.db_url)
-            try:
-                store.roles.assume(conn, store.roles.WRITER)
+            with database.connect_as(self.db_url, store.roles.WRITER) as conn:
                 yield conn
-            finally:
-                conn.close()
         finally:
             self._release()
 
