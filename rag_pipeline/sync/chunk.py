@@ -5,8 +5,6 @@ identity line; the language of its text picks the full-text search configuration
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass
-from typing import Any
 
 from rag_pipeline import store
 from rag_pipeline.chunking.chunks import chunk_elements, cleaned_text
@@ -15,26 +13,12 @@ from rag_pipeline.embedding import Embedder
 from rag_pipeline.store import text_search
 from rag_pipeline.sync.batches import Shard, stage_shards, work_batches
 from rag_pipeline.sync.context import SyncContext
+from rag_pipeline.sync.counts import Counts
 from rag_pipeline.sync.items import Chunked
 
 
-@dataclass
-class ChunkResult:
-    counts: dict[str, int]  # documents, chunks, tokens
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ChunkResult:
-        return cls(counts=dict(data.get("counts") or {}))
-
-    @classmethod
-    def combine(cls, results: list[ChunkResult]) -> ChunkResult:
-        counts: Counter = Counter()
-        for r in results:
-            counts.update(r.counts)
-        return cls(counts=dict(counts))
+class ChunkResult(Counts):
+    """counts: documents, chunks, tokens."""
 
 
 def shards(ctx: SyncContext) -> list[Shard]:

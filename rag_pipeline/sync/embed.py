@@ -14,6 +14,7 @@ from rag_pipeline import store
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.sync.batches import Shard, stage_shards, work_batches
 from rag_pipeline.sync.context import SyncContext
+from rag_pipeline.sync.counts import Counts
 from rag_pipeline.sync.items import embeddings_to_bytes
 
 
@@ -32,10 +33,7 @@ class EmbedResult:
     @classmethod
     def combine(cls, results: list[EmbedResult]) -> EmbedResult:
         """Over the run from its shards': counts add up; the backend of the first shard that encoded anything."""
-        counts: Counter = Counter()
-        for r in results:
-            counts.update(r.counts)
-        return cls(counts=dict(counts), backend=next((r.backend for r in results if r.backend), None))
+        return cls(counts=Counts.summed(results), backend=next((r.backend for r in results if r.backend), None))
 
 
 def shards(ctx: SyncContext) -> list[Shard]:

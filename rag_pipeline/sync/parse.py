@@ -19,6 +19,7 @@ from rag_pipeline.parsing.pool import Job, ParsePool
 from rag_pipeline.parsing.types import Element, ParsedDocument, ParseError
 from rag_pipeline.sync.batches import Shard, work_batches, work_shards
 from rag_pipeline.sync.context import SyncContext
+from rag_pipeline.sync.counts import Counts
 from rag_pipeline.sync.items import Parsed, WorkItem
 from rag_pipeline.sync.parse_key import parse_key
 
@@ -45,10 +46,7 @@ class ParseResult:
     def combine(cls, results: list[ParseResult]) -> ParseResult:
         """Over the run from its shards': counts add up, warnings keep the first listed, and
         the most parsers of any one shard."""
-        counts: Counter = Counter()
-        for r in results:
-            counts.update(r.counts)
-        return cls(counts=dict(counts), warnings=[w for r in results for w in r.warnings][:LISTED_WARNINGS],
+        return cls(counts=Counts.summed(results), warnings=[w for r in results for w in r.warnings][:LISTED_WARNINGS],
                    parsers=max((r.parsers for r in results), default=0))
 
 

@@ -5,13 +5,11 @@ that cannot go on is failed with its reason."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
-
 from rag_pipeline import store
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.errors import GateFailedError
 from rag_pipeline.sync.context import SyncContext
+from rag_pipeline.sync.counts import Counts
 from rag_pipeline.sync.gate import run_gate
 
 
@@ -19,16 +17,8 @@ class GateNotPassedError(GateFailedError):
     """Publish was asked for a run whose evaluation gate did not pass."""
 
 
-@dataclass
-class PublishResult:
-    counts: dict[str, int]  # published, superseded, tombstoned
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PublishResult:
-        return cls(counts=dict(data.get("counts") or {}))
+class PublishResult(Counts):
+    """counts: published, superseded, tombstoned."""
 
 
 def publish_run(ctx: SyncContext) -> PublishResult:

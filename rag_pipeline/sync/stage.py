@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import mimetypes
 from collections import Counter
-from dataclasses import asdict, dataclass
-from typing import Any
 
 from rag_pipeline import store
 from rag_pipeline.chunking.chunks import CHUNKER_VERSION
@@ -15,6 +13,7 @@ from rag_pipeline.cleaning.clean import CLEANER_VERSION
 from rag_pipeline.errors import PipelineError
 from rag_pipeline.sync.batches import CONTENT_ACTIONS, work_batches
 from rag_pipeline.sync.context import SyncContext
+from rag_pipeline.sync.counts import Counts
 from rag_pipeline.sync.items import WorkItem
 
 
@@ -22,16 +21,8 @@ class TooManyFailuresError(PipelineError):
     """More of the run's files were quarantined than `max_failed_share` allows."""
 
 
-@dataclass
-class StageResult:
-    counts: dict[str, int]  # versions, chunks, acl_versions, access_only_versions, tombstones, content_held_back
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> StageResult:
-        return cls(counts=dict(data.get("counts") or {}))
+class StageResult(Counts):
+    """counts: versions, chunks, acl_versions, access_only_versions, tombstones, content_held_back."""
 
 
 def stage_items(ctx: SyncContext, model_id: int) -> StageResult:
