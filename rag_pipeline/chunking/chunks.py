@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 from rag_pipeline.chunking.paragraph_headings import promote_paragraph_headings
 from rag_pipeline.parsing.types import Element
@@ -44,6 +45,15 @@ class Chunk:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Chunk:
+        """Back from `to_dict()`; pages may be absent (None), as stage always allowed. A key this
+        version does not know is an error, not silently dropped."""
+        unknown = set(data) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown chunk fields {sorted(unknown)}")
+        return cls(**{"page_start": None, "page_end": None, **data})
 
 
 @dataclass

@@ -11,7 +11,7 @@ payload that cannot be read stops the step with the document, the step and what 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
@@ -60,17 +60,6 @@ class Cleaned:
                    cleaning=dict(data.get("cleaning") or {}), title=data.get("title"))
 
 
-_CHUNK_FIELDS = frozenset(f.name for f in fields(Chunk))
-
-
-def chunk_from_dict(data: Mapping[str, Any]) -> Chunk:
-    """A chunk back from `Chunk.to_dict()`; pages may be absent (None), as stage always allowed."""
-    unknown = set(data) - _CHUNK_FIELDS
-    if unknown:
-        raise ValueError(f"unknown chunk fields {sorted(unknown)}")
-    return Chunk(**{"page_start": None, "page_end": None, **data})
-
-
 @dataclass
 class Chunked:
     """Output of chunk (column `chunks`): the chunks, with what stage records on the version."""
@@ -88,7 +77,7 @@ class Chunked:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Chunked:
-        return cls(chunks=[chunk_from_dict(c) for c in data["chunks"]], parser=str(data["parser"]),
+        return cls(chunks=[Chunk.from_dict(c) for c in data["chunks"]], parser=str(data["parser"]),
                    cleaning=dict(data.get("cleaning") or {}), title=data.get("title"), language=data.get("language"))
 
 
