@@ -58,7 +58,7 @@ def _stage(conn: psycopg.Connection, embedder: Any, model_id: int, run_id: str, 
 def index(pg_server_url: str, embedder: Any) -> Iterator[tuple[str, int]]:
     """alpha and beta documents, published; then alpha/3 rewritten (v1 superseded), alpha/4
     tombstoned, beta/4 moved to alpha by an ACL change; one alpha version staged and never
-    published, one discarded. Yields (url, model id)."""
+    published, one discarded; and FILLER_DOCS documents of group `filler`. Yields (url, model id)."""
     with fresh_database(pg_server_url) as url, database.connect(url) as conn:
         model_id = store.models.register_model(conn, embedder.identity.as_dict())
         for run_id in ("r1", "r2", "r3", "r4"):
