@@ -189,8 +189,8 @@ def test_usage_errors_exit_2_with_a_clear_message(capsys, index, args, words) ->
 @pytest.mark.parametrize(
     "content, words",
     [
-        ("sources: [{name: a, kind: ftp, path: x}]", "kind 'ftp'"),
-        ("sources: {name: a}", "'sources' must be a list"),
+        ("sources: [{name: a, kind: ftp, path: x}]", "sources[0].kind must be one of 'filesystem' or 's3', got 'ftp'"),
+        ("sources: {name: a}", "sources must be a list"),
         ("sources: [{kind: filesystem}]", "needs a 'name'"),
         ("evaluation: {k: -3}", "must be positive"),
         ("key: [unclosed", "not valid YAML"),
