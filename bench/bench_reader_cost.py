@@ -188,8 +188,7 @@ def use_policies(url: str, which: str) -> None:
 
 
 def measure(url: str, texts_: list[str], vectors: np.ndarray, modes: list[str], filters: list[str]) -> list[dict]:
-    with database.connect(url) as su, database.connect(url) as reader:
-        assert roles.assume(reader, roles.READER)
+    with database.connect(url) as su, database.connect_as(url, roles.READER) as reader:
         model_id = su.execute("SELECT id FROM embedding_models WHERE name = 'synthetic-384'").fetchone()[0]
         table = []
         for filter_name in filters:

@@ -60,7 +60,7 @@ def index(pg_server_url: str, embedder: Any) -> Iterator[tuple[str, int]]:
     tombstoned, beta/4 moved to alpha by an ACL change; one alpha version staged and never
     published, one discarded; and FILLER_DOCS documents of group `filler`. Yields (url, model id)."""
     with fresh_database(pg_server_url) as url, database.connect(url) as conn:
-        model_id = store.models.register_model(conn, embedder.identity.as_dict())
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
         for run_id in ("r1", "r2", "r3", "r4"):
             store.runs.create_run(conn, run_id, ["docs"], model_id)
         for group, texts in TOPICS.items():
@@ -118,8 +118,7 @@ def superuser(index: tuple[str, int]) -> Iterator[psycopg.Connection]:
 
 @pytest.fixture
 def reader(index: tuple[str, int]) -> Iterator[psycopg.Connection]:
-    with database.connect(index[0]) as conn:
-        assert roles.assume(conn, roles.READER)
+    with database.connect_as(index[0], roles.READER) as conn:
         yield conn
 
 
