@@ -34,10 +34,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 import psycopg
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from bench_search_scale import scratch_url
 
 from rag_pipeline import store
 from rag_pipeline.store import database, roles
@@ -66,21 +67,6 @@ CREATE POLICY reader_groups ON documents FOR SELECT TO rag_reader
     USING (EXISTS (SELECT 1 FROM document_versions v WHERE v.document_id = documents.id
                    AND v.status IN ('live', 'superseded') AND v.acl_groups && rag_session_groups()));
 """
-
-
-def scratch_url(server_url: str, name: str, reset: bool) -> str:
-    """The scratch database `name` on the embedded server, created (and migrated) when missing."""
-    with psycopg.connect(server_url, autocommit=True) as admin:
-        if reset:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
-            admin.execute(f'CREATE DATABASE "{name}"')
-    params = conninfo_to_dict(server_url)
-    params["dbname"] = name
-    url = make_conninfo(**params)
-    with database.connect(url) as conn:
-        store.migrations.migrate(conn)
-    return url
 
 
 def texts(count: int) -> list[str]:
@@ -235,13 +221,13 @@ def main() -> None:
     summary: dict = {"queries": len(texts_) - 1, "k": K, "load_avg_start": [round(x, 2) for x in os.getloadavg()], "sizes": []}
     for chunks in args.chunks:
         name = f"bench_reader_cost_{chunks}"
-        url = scratch_url(server, name, reset=args.reload)
+        url = scratch_url(server, reset=args.reload, name=name)
         timings: dict[str, float] = {}
         with database.connect(url) as conn:
             loaded = conn.execute("SELECT count(*) FROM chunks c JOIN document_versions v ON v.id = c.version_id"
                                   " WHERE v.status = 'live'").fetchone()[0]
         if loaded != chunks:
-            url = scratch_url(server, name, reset=True)
+            url = scratch_url(server, reset=True, name=name)
             with database.connect(url) as conn:
                 timings = load(conn, chunks, args.groups)
             print(f"loaded {chunks:,} chunks: {timings['load_s']:.1f} s, HNSW build {timings['hnsw_build_s']:.1f} s", flush=True)

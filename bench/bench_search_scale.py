@@ -49,15 +49,16 @@ K = 10
 SPREAD = 0.8  # noise around a topic centre, as a share of the centre's length
 
 
-def scratch_url(server_url: str, reset: bool) -> str:
-    """The scratch database on the embedded server, created (and migrated) when missing."""
+def scratch_url(server_url: str, reset: bool, name: str = SCRATCH) -> str:
+    """The scratch database `name` on the embedded server, created (and migrated) when missing
+    (also bench_reader_cost's)."""
     with psycopg.connect(server_url, autocommit=True) as admin:
         if reset:
-            admin.execute(f'DROP DATABASE IF EXISTS "{SCRATCH}" WITH (FORCE)')
-        if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (SCRATCH,)).fetchone() is None:
-            admin.execute(f'CREATE DATABASE "{SCRATCH}"')
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+            admin.execute(f'CREATE DATABASE "{name}"')
     params = conninfo_to_dict(server_url)
-    params["dbname"] = SCRATCH
+    params["dbname"] = name
     url = make_conninfo(**params)
     with database.connect(url) as conn:
         store.migrations.migrate(conn)
