@@ -37,8 +37,9 @@ os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
 
 from rag_pipeline import store
 from rag_pipeline.chunking.chunks import section_prefix
-from rag_pipeline.config import DEFAULT_THRESHOLDS, Config, config_from_dict
+from rag_pipeline.config import Config, config_from_dict
 from rag_pipeline.embedding import load_embedder
+from rag_pipeline.evaluation.config import DEFAULT_THRESHOLDS
 from rag_pipeline.parsing.types import ParseError
 from rag_pipeline.parsing.worker import ParseWorker
 from rag_pipeline.sync import chunk, clean, embed, gate, parse, plan, publish, stage

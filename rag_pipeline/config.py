@@ -23,9 +23,9 @@ from pydantic_core import ErrorDetails, PydanticUseDefault
 from rag_pipeline.blobs.config import BlobStoreConfig
 from rag_pipeline.common.config import BlankIsDefault, NullIsDefault, Number, PathText, PositiveWhole, Share, Text, Whole, shown
 from rag_pipeline.common.yaml_io import YAMLError, load_yaml
-from rag_pipeline.embedding.config import EMBEDDING_BACKENDS, EmbeddingConfig
+from rag_pipeline.embedding.config import EmbeddingConfig
 from rag_pipeline.errors import UsageError
-from rag_pipeline.evaluation.config import DEFAULT_THRESHOLDS, EvaluationConfig
+from rag_pipeline.evaluation.config import EvaluationConfig
 from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.sources.config import SourceConfig
 
@@ -278,6 +278,4 @@ def _bare(typ: Any) -> Any:
             return typ
 
 
-__all__ = ["CONFIG_ENV", "DEFAULT_THRESHOLDS", "EMBEDDING_BACKENDS", "BlobStoreConfig", "Config", "ConfigError",
-           "EmbeddingConfig", "EvaluationConfig", "ParseLimits", "SourceConfig", "config_from_dict",
-           "default_config_path", "load_config"]
+__all__ = ["CONFIG_ENV", "Config", "ConfigError", "config_from_dict", "default_config_path", "load_config"]

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import dagster as dg
 
-from rag_pipeline.config import SourceConfig, default_config_path, load_config
+from rag_pipeline.config import default_config_path, load_config
 from rag_pipeline.defs.jobs import job_name, source_job
 from rag_pipeline.defs.source_assets import source_spec
 from rag_pipeline.defs.tags import TAG_TRIGGER
 from rag_pipeline.errors import PipelineError
+from rag_pipeline.sources.config import SourceConfig
 from rag_pipeline.sources.fingerprint import listing_fingerprint
 
 WATCH_INTERVAL_SECONDS = 30

@@ -14,9 +14,10 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from rag_pipeline import store
-from rag_pipeline.config import Config, SourceConfig, default_config_path, load_config
+from rag_pipeline.config import Config, default_config_path, load_config
 from rag_pipeline.embedding import Embedder, embedder_for
 from rag_pipeline.parsing.pool import ParsePool
+from rag_pipeline.sources.config import SourceConfig
 from rag_pipeline.store import database as pg
 from rag_pipeline.sync.context import Notice, Progress, SyncContext, no_notice, no_progress, prepare_database
 

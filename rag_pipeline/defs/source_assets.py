@@ -13,7 +13,7 @@ from typing import Any
 
 import dagster as dg
 
-from rag_pipeline.config import SourceConfig
+from rag_pipeline.sources.config import SourceConfig
 
 SOURCES_GROUP = "sources"
 

@@ -3,8 +3,8 @@ no "failing" cases (cases that missed are "under par"), a failed one says why.""
 
 from __future__ import annotations
 
-from rag_pipeline.config import DEFAULT_THRESHOLDS
 from rag_pipeline.defs.assets import gate_metadata
+from rag_pipeline.evaluation.config import DEFAULT_THRESHOLDS
 from rag_pipeline.evaluation.evaluate import METRICS, CaseResult, EvalReport
 
 

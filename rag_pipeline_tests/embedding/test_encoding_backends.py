@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag_pipeline.config import EMBEDDING_BACKENDS, ConfigError, load_config
+from rag_pipeline.config import ConfigError, load_config
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.embedding.backend_choice import CACHE_FILE, choose, machine_key, measure
 from rag_pipeline.embedding.backends import AUTO, BACKENDS, ONNX, PROBE_TEXTS, REFERENCE, agreement
+from rag_pipeline.embedding.config import EMBEDDING_BACKENDS
 from rag_pipeline.embedding.digest_cache import weights_digest
 from rag_pipeline.embedding.identity import ModelError
 
