@@ -14,8 +14,9 @@ failed or found no text).
 
 from __future__ import annotations
 
+from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.detect import KIND_BY_SUFFIX, KIND_LABELS, SUPPORTED_SUFFIXES, detect_kind, open_zip
-from rag_pipeline.parsing.types import ParsedDocument, ParseError, ParseLimits
+from rag_pipeline.parsing.types import ParsedDocument, ParseError
 
 __all__ = [
     "KIND_BY_SUFFIX",

@@ -19,7 +19,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rag_pipeline.parsing.types import ParseError, ParseLimits
+from rag_pipeline.parsing.config import ParseLimits
+from rag_pipeline.parsing.types import ParseError
 from rag_pipeline.parsing.worker import ParseWorker, ParseWorkerError
 
 WORKER_MEMORY_BUDGET = 1024**3  # a parser's warm process (~0.35 GiB) plus room for a large file

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rag_pipeline.errors import PipelineError
-from rag_pipeline.parsing.config import ParseLimits  # the `limits` section, re-exported for the parsers
 
 ElementKind = Literal[
     "heading",  # a section heading; `level` 1 (top) .. 6
@@ -88,4 +87,4 @@ class ParseError(PipelineError):
         self.stage = stage
 
 
-__all__ = ["Element", "ElementKind", "ParseError", "ParseLimits", "ParsedDocument"]
+__all__ = ["Element", "ElementKind", "ParseError", "ParsedDocument"]

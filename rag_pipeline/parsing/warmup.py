@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import io
 
-from rag_pipeline.parsing.types import ParseError, ParseLimits
+from rag_pipeline.parsing.config import ParseLimits
+from rag_pipeline.parsing.types import ParseError
 
 _TEXT = "Warm-up heading\n\nThe parser process loads its libraries before it is timed.\n"
 

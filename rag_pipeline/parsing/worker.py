@@ -19,7 +19,8 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from rag_pipeline.errors import PipelineError
-from rag_pipeline.parsing.types import ParseError, ParseLimits
+from rag_pipeline.parsing.config import ParseLimits
+from rag_pipeline.parsing.types import ParseError
 
 WORKER_MEMORY_BYTES = 6 * 1024**3
 STARTUP_SECONDS = 300  # imports of the parsing libraries, on a slow machine

@@ -12,8 +12,8 @@ import json
 
 from rag_pipeline import __version__
 from rag_pipeline.parsing import KIND_BY_SUFFIX, parser_version_for
+from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.detect import file_suffix
-from rag_pipeline.parsing.types import ParseLimits
 from rag_pipeline.parsing.worker import WORKER_MEMORY_BYTES
 
 

@@ -11,7 +11,8 @@ from rag_pipeline.chunking.chunks import MAX_IDENTITY_TOKENS, chunk_elements, cl
 from rag_pipeline.chunking.document_identity import document_identity, filing_facts
 from rag_pipeline.cleaning.clean import clean_elements
 from rag_pipeline.parsing import parse_document
-from rag_pipeline.parsing.types import Element, ParsedDocument, ParseLimits
+from rag_pipeline.parsing.config import ParseLimits
+from rag_pipeline.parsing.types import Element, ParsedDocument
 from rag_pipeline.sync.parse import redacted
 
 TEN_K = "html/sec_10k_galaxy_gaming_2021.html"

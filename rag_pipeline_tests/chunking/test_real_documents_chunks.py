@@ -13,7 +13,7 @@ import pytest
 from rag_pipeline.chunking.chunks import Chunk, chunk_elements, cleaned_text
 from rag_pipeline.cleaning.clean import clean_elements
 from rag_pipeline.parsing import parse_document
-from rag_pipeline.parsing.types import ParseLimits
+from rag_pipeline.parsing.config import ParseLimits
 
 NO_OCR = ParseLimits(ocr=False)
 

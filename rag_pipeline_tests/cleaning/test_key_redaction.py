@@ -24,7 +24,8 @@ import pytest
 
 from rag_pipeline.cleaning.clean import make_safe
 from rag_pipeline.parsing import parse_document
-from rag_pipeline.parsing.types import Element, ParseLimits
+from rag_pipeline.parsing.config import ParseLimits
+from rag_pipeline.parsing.types import Element
 
 WINDOW = 16  # any run of this many key-body characters in the output counts as a leak
 PROSE = "The deployment runbook explains how the batch servers are reached by the operators on call."

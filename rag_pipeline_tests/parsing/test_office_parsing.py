@@ -15,12 +15,13 @@ import pytest
 from lxml import html as lxml_html
 
 from rag_pipeline.parsing import ParsedDocument, parse_document
+from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.office import (
     html_table_to_markdown,
     normalize_md_table_delimiters,
     parse_with_unstructured,
 )
-from rag_pipeline.parsing.types import Element, ParseLimits
+from rag_pipeline.parsing.types import Element
 
 
 def _parse(corpus_dir: Path, relative: str) -> ParsedDocument:

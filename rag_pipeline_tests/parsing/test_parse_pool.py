@@ -20,6 +20,7 @@ from conftest import CORPUS, write_config
 from helpers import query, wait_until
 
 from rag_pipeline.parsing import parse_document
+from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.pool import (
     MIN_IDLE_CORES,
     WORKER_MEMORY_BUDGET,
@@ -30,7 +31,7 @@ from rag_pipeline.parsing.pool import (
     room_for_another,
     worth_another,
 )
-from rag_pipeline.parsing.types import ParseError, ParseLimits
+from rag_pipeline.parsing.types import ParseError
 from rag_pipeline.parsing.worker import ParseWorkerError
 
 HEAVY_PDF = CORPUS / "docs" / "pdf" / "nist_csf_v1.1_2018-04-16.pdf"  # ~2 s of parsing on one core here

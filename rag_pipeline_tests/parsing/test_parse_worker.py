@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import DEMO_DIR
 
-from rag_pipeline.parsing.types import ParseError, ParseLimits
+from rag_pipeline.parsing.config import ParseLimits
+from rag_pipeline.parsing.types import ParseError
 from rag_pipeline.parsing.warmup import sample_documents, warm_up
 from rag_pipeline.parsing.worker import ParseWorker, ParseWorkerError, process_cpu_seconds
 

@@ -15,9 +15,10 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.pdf import PARSER_VERSION, parse_pdf
 from rag_pipeline.parsing.pdf import ocr as pdf_ocr
-from rag_pipeline.parsing.types import Element, ParsedDocument, ParseError, ParseLimits
+from rag_pipeline.parsing.types import Element, ParsedDocument, ParseError
 
 ENGLISH_OCR = ParseLimits(ocr_languages="eng")  # one language: 2x faster OCR, same test value
 

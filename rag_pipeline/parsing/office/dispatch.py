@@ -3,10 +3,11 @@ into a `ParseError` an operator can act on."""
 
 from __future__ import annotations
 
+from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.detect import KIND_LABELS
 from rag_pipeline.parsing.office.fast_heuristics import fast_heuristics
 from rag_pipeline.parsing.office.formats import KINDS, PARSERS
-from rag_pipeline.parsing.types import ParsedDocument, ParseError, ParseLimits
+from rag_pipeline.parsing.types import ParsedDocument, ParseError
 
 
 def parse_with_unstructured(

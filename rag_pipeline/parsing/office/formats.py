@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from io import BytesIO
 from typing import Any
 
+from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.office.document_meta import core_title, html_bold_texts, html_title
 from rag_pipeline.parsing.office.elements import map_docx_element, map_markup_elements
 from rag_pipeline.parsing.office.html_content import extract_main_content
@@ -17,7 +18,7 @@ from rag_pipeline.parsing.office.markdown_tables import normalize_md_table_delim
 from rag_pipeline.parsing.office.slides import SlideHints, map_slide, pptx_slide_hints
 from rag_pipeline.parsing.office.text import decode_html, decode_utf8_strict, normalize_whitespace
 from rag_pipeline.parsing.office.version import PARSER_VERSION
-from rag_pipeline.parsing.types import Element, ParsedDocument, ParseLimits
+from rag_pipeline.parsing.types import Element, ParsedDocument
 
 
 def _parse_docx(data: bytes, limits: ParseLimits) -> ParsedDocument:

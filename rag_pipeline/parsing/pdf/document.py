@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pymupdf
 
+from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.pdf.elements import to_elements
 from rag_pipeline.parsing.pdf.font_headings import apply_font_headings
 from rag_pipeline.parsing.pdf.lines import text_rows
@@ -17,7 +18,7 @@ from rag_pipeline.parsing.pdf.paragraphs import merge_broken_paragraphs, split_b
 from rag_pipeline.parsing.pdf.reading_order import reading_order
 from rag_pipeline.parsing.pdf.tables import find_tables
 from rag_pipeline.parsing.pdf.text import TEXT_FLAGS
-from rag_pipeline.parsing.types import ParsedDocument, ParseError, ParseLimits
+from rag_pipeline.parsing.types import ParsedDocument, ParseError
 from rag_pipeline.parsing.versions import PDF_PARSER_VERSION as PARSER_VERSION  # bump it there
 
 

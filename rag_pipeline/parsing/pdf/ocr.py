@@ -11,7 +11,7 @@ import subprocess
 
 import pymupdf
 
-from rag_pipeline.parsing.types import ParseLimits
+from rag_pipeline.parsing.config import ParseLimits
 
 _MIN_TEXT_LAYER_CHARS = 20  # fewer visible characters than this on an image page = scanned page
 _MIN_IMAGE_COVER = 0.25  # share of the page an image must cover before the page counts as a scan
