@@ -60,6 +60,11 @@ class SyncContext:
         finally:
             self._release()
 
+    def record_counts(self, step: str, counts: dict[str, int]) -> None:
+        """A step's counts over the run, on the run's row (what the CLI and the runs list report)."""
+        with self.connect() as conn:
+            store.runs.update_run(conn, self.run_id, counts={step: dict(counts)})
+
     def _hold(self) -> None:
         if self._depth == 0:
             holder = database.connect(self.db_url)

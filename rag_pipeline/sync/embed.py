@@ -43,8 +43,7 @@ def shards(ctx: SyncContext) -> list[Shard]:
 def finish(ctx: SyncContext, results: list[EmbedResult]) -> EmbedResult:
     """The step's result over the run, its counts recorded on the run (what the CLI and the runs list report)."""
     combined = EmbedResult.combine(results)
-    with ctx.connect() as conn:
-        store.runs.update_run(conn, ctx.run_id, counts={"embed": dict(combined.counts)})
+    ctx.record_counts("embed", combined.counts)
     return combined
 
 

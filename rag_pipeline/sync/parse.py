@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import closing
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from rag_pipeline import store
@@ -61,8 +61,7 @@ def shards(ctx: SyncContext) -> list[Shard]:
 def finish(ctx: SyncContext, results: list[ParseResult]) -> ParseResult:
     """The step's result over the run, its counts recorded on the run (what the CLI and the runs list report)."""
     combined = ParseResult.combine(results)
-    with ctx.connect() as conn:
-        store.runs.update_run(conn, ctx.run_id, counts={"parse": dict(combined.counts)})
+    ctx.record_counts("parse", combined.counts)
     return combined
 
 
@@ -154,9 +153,7 @@ def redacted(document: ParsedDocument) -> Parsed:
         titles, title_safety = make_safe([Element("paragraph", str(document.title))])
         safety.update(title_safety)
         title = titles[0].text if titles else None
-    clean = ParsedDocument(elements=elements, parser=document.parser, page_count=document.page_count,
-                           warnings=document.warnings, ocr_pages=document.ocr_pages, title=title)
-    return Parsed(document=clean, safety=dict(+safety))
+    return Parsed(document=replace(document, elements=elements, title=title), safety=dict(+safety))
 
 
 def _drop_digests_of_gone(ctx: SyncContext, conn) -> None:  # noqa: ANN001
