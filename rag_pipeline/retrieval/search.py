@@ -126,6 +126,7 @@ def search(
         model_id = check_model(conn, embedder, view)
         ranked: list[Hit] = []
         plan: store.search.VectorPlan | None = None
+        fulltext: dict[str, Any] | None = None
         if model_id is not None and groups and query.strip():
             vector = embedder.encode([query])[0]
             reranked = mode == "hybrid+rerank"
@@ -138,6 +139,7 @@ def search(
                                               mode="hybrid" if reranked else mode,
                                               plan=plan or store.search.EXACT)
             ranked = [_hit(r) for r in rows]
+            fulltext = rows[0].get("fulltext_plan") if rows else None
             if reranked:
                 ranked = rerank_hits(query, ranked)[:fetch]
         hits = Results(ranked[:k])
@@ -146,9 +148,21 @@ def search(
                 conn, query=query, groups=groups, as_of=as_of, model_id=model_id, k=k,
                 results=[h.to_dict(with_text=False) for h in hits],
                 candidates=[h.to_dict(with_text=False) for h in ranked[k:]],
-                caller=user, searched_at=searched_at, strategy=plan.to_dict() if plan else None,
+                caller=user, searched_at=searched_at, strategy=_strategy(plan, fulltext),
             )
     return hits
+
+
+def _strategy(plan: store.search.VectorPlan | None, fulltext: dict[str, Any] | None) -> dict[str, Any] | None:
+    """How the search ran, for the log: the vector plan's record, and in hybrid modes under
+    `fulltext` the full-text branch's (terms taken rarest first, rows read, whether the MaxScore
+    bound proved it exact). Full-text mode rows carry the latter as `fulltext_plan`."""
+    if plan is None:  # full-text mode: the log's strategy stays the vector branch's (None)
+        return None
+    found = plan.to_dict()
+    if fulltext:
+        found["fulltext"] = fulltext
+    return found
 
 
 def check_request(query: str, groups: list[str], user: str | None) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from rag_pipeline.store import bm25
 from rag_pipeline.store._sql import rows
 
 
@@ -89,8 +90,6 @@ def _visibility(view: View) -> str:
     return _VISIBLE_LIVE
 
 
-BM25_K1 = 0.9  # term-frequency saturation and length normalisation: Anserini's BEIR defaults
-BM25_B = 0.4
 RRF_K = 60
 MODES = ("vector", "fulltext", "hybrid")
 
@@ -197,20 +196,6 @@ def index_ts_configs(conn: psycopg.Connection) -> list[str]:
     return [r[0] for r in found]
 
 
-def query_terms(conn: psycopg.Connection, query_text: str, configs: Sequence[str]) -> list[tuple[str, str]]:
-    """(configuration, lexeme) for every distinct lexeme of the query under each configuration
-    the index uses: the query is normalised exactly as the chunks it is compared with, and
-    each configuration drops its own language's stop words."""
-    if not configs:
-        return []
-    found = conn.execute(
-        "SELECT DISTINCT cfg::text, t.lexeme FROM unnest(%s::regconfig[]) cfg,"
-        " unnest(to_tsvector(cfg, %s)) t ORDER BY 1, 2",
-        (list(configs), query_text),
-    ).fetchall()
-    return [(r[0], r[1]) for r in found]
-
-
 def search_chunks(
     conn: psycopg.Connection,
     query_vector: np.ndarray,
@@ -228,20 +213,25 @@ def search_chunks(
     not find it), which the search log keeps to explain the result.
 
     Full-text matching is OR over the query's lexemes (per chunk configuration), ranked by
-    BM25: idf from the chunks the caller may see, term frequency from the tsvector's
-    positions, length from the chunk's token count. Each row also carries the share of the
-    query's idf it matches (`term_coverage`), which the rerank stage uses.
+    BM25 (store/bm25.py): idf from the statistics kept at publish of the live chunks the caller's
+    groups may see, term frequency from the tsvector's positions, length from the chunk's token
+    count against a fixed pivot. Each row also carries the share of the query's idf it matches
+    (`term_coverage`), which the rerank stage uses, and how the full-text branch ranked
+    (`fulltext_plan`: terms taken, rows read, whether its list is proven exact; None in vector mode).
 
     The caller's groups and the version visibility are WHERE clauses of every branch, so a
-    chunk the caller may not see is never a candidate (no post-filtering), and never counts
-    in the idf either. `plan` (from `plan_vector`) says how the vector branch runs; by default
+    chunk the caller may not see is never a candidate (no post-filtering). `plan` (from `plan_vector`) says how the vector branch runs; by default
     it is exact.
     """
-    sql, params = _search_sql(conn, query_vector, query_text, groups, model_id, k, view, candidates, mode, plan)
     with conn.transaction():  # the index settings hold for this search's transaction only
+        sql, params = _search_sql(conn, query_vector, query_text, groups, model_id, k, view, candidates, mode, plan)
+        record = params.pop("fulltext_plan")
         if plan.strategy == "index":
             _apply_index_settings(conn, plan)
-        return rows(conn, sql, params, prepare=False)  # never a generic plan: see rows()
+        found = rows(conn, sql, params, prepare=False)  # never a generic plan: see rows()
+    for r in found:
+        r["fulltext_plan"] = record
+    return found
 
 
 def explain_search(
@@ -258,8 +248,9 @@ def explain_search(
 ) -> str:
     """PostgreSQL's plan (EXPLAIN, not executed) for `search_chunks` with the same arguments,
     under the same index settings: shows whether the vector branch walks the HNSW index."""
-    sql, params = _search_sql(conn, query_vector, query_text, groups, model_id, k, view, candidates, mode, plan)
     with conn.transaction():
+        sql, params = _search_sql(conn, query_vector, query_text, groups, model_id, k, view, candidates, mode, plan)
+        params.pop("fulltext_plan")
         if plan.strategy == "index":
             _apply_index_settings(conn, plan)
         found = conn.execute("EXPLAIN (COSTS OFF) " + sql, params, prepare=False).fetchall()
@@ -278,47 +269,28 @@ def _search_sql(
     mode: str,
     plan: VectorPlan,
 ) -> tuple[str, dict[str, Any]]:
-    """The hybrid query of `search_chunks` and its parameters (the query's lexemes are looked
-    up here, under each text-search configuration the index uses)."""
+    """The hybrid query of `search_chunks` and its parameters. The full-text branch is ranked
+    first, by its own bounded queries (store/bm25.py), and enters as a list of ids and scores;
+    its record (terms taken, whether the bound proved the list exact) is `fulltext_plan`."""
     if mode not in _FUSED:
         raise ValueError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
-    from rag_pipeline.store.text_search import or_query
-
-    terms = query_terms(conn, query_text, index_ts_configs(conn))
-    by_config: dict[str, list[str]] = {}
-    for cfg, lexeme in terms:
-        by_config.setdefault(cfg, []).append(lexeme)
     where = _where(view)
+    params = _filter_params(groups, model_id, view)
+    terms, live = bm25.query_terms(conn, query_text, index_ts_configs(conn), groups)  # term_coverage in every mode
+    ranked = bm25.Ranked([], [], {})
+    if mode != "vector":
+        ranked = bm25.rank(conn, terms, where, params, max(candidates, k), budget=bm25.ROW_BUDGET,
+                           loose_bound=view.preview_run is not None or view.as_of is not None, live_chunks=live)
+    denominators: dict[str, float] = {}
+    for t in terms:
+        denominators[t.cfg] = denominators.get(t.cfg, 0.0) + t.idf
     sql = f"""
-    WITH terms AS (
-        SELECT t.cfg, t.lexeme, t.q
-        FROM unnest(%(t_cfg)s::regconfig[], %(t_lex)s::text[], %(t_q)s::tsquery[]) AS t(cfg, lexeme, q)
-    ), corpus AS (
-        SELECT count(*) AS n, coalesce(avg(c.token_count), 1) AS avgdl
-        FROM chunks c JOIN document_versions v ON v.id = c.version_id WHERE {where}
-    ), idf AS (
-        SELECT t.cfg, t.lexeme, t.q, ln(1 + (corpus.n - d.df + 0.5) / (d.df + 0.5)) AS idf
-        FROM terms t CROSS JOIN corpus, LATERAL (
-            SELECT count(*) AS df FROM chunks c JOIN document_versions v ON v.id = c.version_id
-            WHERE {where} AND c.ts_config = t.cfg AND c.tsv @@ t.q) d
-    ), matched AS (
-        SELECT c.id, c.ts_config, c.tsv, c.token_count
-        FROM chunks c JOIN document_versions v ON v.id = c.version_id
-        JOIN unnest(%(q_cfg)s::regconfig[], %(q_or)s::tsquery[]) AS oq(cfg, q)
-          ON c.ts_config = oq.cfg AND c.tsv @@ oq.q
-        WHERE {where}
-    ), bm25 AS (
-        SELECT m.id, sum(i.idf * (u.tf * (%(k1)s + 1))
-               / (u.tf + %(k1)s * (1 - %(b)s + %(b)s * m.token_count / corpus.avgdl))) AS score
-        FROM matched m CROSS JOIN corpus
-        CROSS JOIN LATERAL (SELECT x.lexeme, coalesce(array_length(x.positions, 1), 1) AS tf
-                            FROM unnest(m.tsv) x) u
-        JOIN idf i ON i.cfg = m.ts_config AND i.lexeme = u.lexeme
-        GROUP BY m.id
+    WITH idf AS (
+        SELECT * FROM unnest(%(t_cfg)s::regconfig[], %(t_lex)s::text[], %(t_idf)s::float8[]) AS i(cfg, lexeme, idf)
     ), fts AS (
-        SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk
-        FROM bm25 ORDER BY score DESC, id LIMIT %(cand)s
-    ), vec AS ({_vector_branch(plan, where)}
+        SELECT f.id, f.score, f.rnk FROM unnest(%(fts_ids)s::bigint[], %(fts_scores)s::float8[])
+            WITH ORDINALITY AS f(id, score, rnk)
+    ), vec AS ({_vector_branch(plan, where) if mode != "fulltext" else _NO_VECTOR}
     ), fused AS (
         {_FUSED[mode]}
     )
@@ -327,27 +299,32 @@ def _search_sql(
            f.rrf, f.vec_rank AS vector_rank, f.vec_score AS vector_score, f.fts_rank AS fulltext_rank,
            f.fts_score AS fulltext_score, 1 - (c.embedding <=> %(qvec)s) AS similarity,
            c.ts_config::text AS ts_config,
-           coalesce((SELECT sum(i.idf) FILTER (WHERE c.tsv @@ i.q) / nullif(sum(i.idf), 0)
-                     FROM idf i WHERE i.cfg = c.ts_config), 0) AS term_coverage
+           coalesce((SELECT sum(i.idf) FROM unnest(c.tsv) u JOIN idf i ON i.cfg = c.ts_config AND i.lexeme = u.lexeme)
+                    / nullif((SELECT dn.v FROM unnest(%(d_cfg)s::regconfig[], %(d_val)s::float8[]) AS dn(cfg, v)
+                              WHERE dn.cfg = c.ts_config), 0), 0) AS term_coverage
     FROM fused f JOIN chunks c ON c.id = f.id
     JOIN document_versions v ON v.id = c.version_id JOIN documents d ON d.id = v.document_id
     ORDER BY f.rrf DESC, c.id LIMIT %(k)s
     """  # noqa: S608 -- the visibility, ACL, fusion and vector clauses are fixed fragments; values are parameters
-    params = {
-        **_filter_params(groups, model_id, view),
+    params.update({
         "qvec": query_vector,
-        "t_cfg": [cfg for cfg, _ in terms],
-        "t_lex": [lexeme for _, lexeme in terms],
-        "t_q": [or_query([lexeme]) for _, lexeme in terms],
-        "q_cfg": list(by_config),
-        "q_or": [or_query(lexemes) for lexemes in by_config.values()],
-        "k1": BM25_K1,
-        "b": BM25_B,
+        "t_cfg": [t.cfg for t in terms],
+        "t_lex": [t.lexeme for t in terms],
+        "t_idf": [t.idf for t in terms],
+        "d_cfg": list(denominators),
+        "d_val": list(denominators.values()),
+        "fts_ids": ranked.ids,
+        "fts_scores": ranked.scores,
+        "fulltext_plan": ranked.record if mode != "vector" else None,
         "rrf_k": RRF_K,
         "cand": max(candidates, k),
         "k": k,
-    }
+    })
     return sql, params
+
+
+# The vector branch of a full-text search: nothing (the fused rows come from fts alone).
+_NO_VECTOR = "SELECT NULL::bigint AS id, NULL::bigint AS rnk, NULL::float8 AS score WHERE false"
 
 
 def index_model_id(conn: psycopg.Connection, view: View = View()) -> int | None:
