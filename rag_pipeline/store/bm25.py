@@ -63,31 +63,58 @@ class Term:
     idf: float
 
 
-# The query's lexemes under each configuration with the statistics of the access sets the
+# The query's lexemes under each configuration the caller's chunks use (given, or found by a skip
+# scan of chunks_ts_config: a handful of index probes) with the statistics of the access sets the
 # caller's groups overlap (RLS returns the reader no other), and the live chunks of those sets.
-_TERMS = """
-WITH q AS (
-    SELECT DISTINCT c AS cfg, u.lexeme FROM unnest(%(configs)s::regconfig[]) c, unnest(to_tsvector(c, %(query)s)) u
-)
-SELECT q.cfg::text, q.lexeme, rag_term_id(q.lexeme), coalesce(sum(s.df), 0)::bigint, coalesce(max(s.max_weight), 0),
-       (SELECT coalesce(sum(chunks), 0)::bigint FROM fts_acl_corpus WHERE acl_groups && %(groups)s::text[])
-FROM q LEFT JOIN fts_acl_terms s ON s.ts_config = q.cfg AND s.lexeme = q.lexeme AND s.acl_groups && %(groups)s::text[]
-GROUP BY q.cfg, q.lexeme
-"""
+# Needs WITH RECURSIVE; store/search.py inlines it in the statement that prepares a search.
+TERM_CTES = """
+    fts_cfgs(cfg) AS (
+        (SELECT ts_config FROM chunks ORDER BY ts_config LIMIT 1)
+        UNION ALL SELECT (SELECT c.ts_config FROM chunks c WHERE c.ts_config > f.cfg ORDER BY c.ts_config LIMIT 1)
+        FROM fts_cfgs f WHERE f.cfg IS NOT NULL
+    ), fts_q AS (
+        SELECT DISTINCT cfg, u.lexeme
+        FROM unnest(coalesce(%(configs)s::regconfig[], (SELECT array_agg(cfg) FROM fts_cfgs WHERE cfg IS NOT NULL))) cfg,
+             unnest(to_tsvector(cfg, %(query)s)) u
+    ), fts_terms AS (
+        SELECT q.cfg::text AS cfg, q.lexeme, rag_term_id(q.lexeme) AS term_id, coalesce(sum(s.df), 0)::bigint AS df,
+               coalesce(max(s.max_weight), 0) AS max_weight
+        FROM fts_q q LEFT JOIN fts_acl_terms s
+          ON s.ts_config = q.cfg AND s.lexeme = q.lexeme AND s.acl_groups && %(groups)s::text[]
+        GROUP BY q.cfg, q.lexeme
+    )"""
+TERM_COLUMNS = ("(SELECT coalesce(json_agg(json_build_array(cfg, lexeme, term_id, df, max_weight)), '[]')"
+                " FROM fts_terms) AS fts_terms,"
+                " (SELECT coalesce(sum(chunks), 0)::bigint FROM fts_acl_corpus WHERE acl_groups && %(groups)s::text[])"
+                " AS fts_live")
+
+
+def term_params(query_text: str, groups: Sequence[str], configs: Sequence[str] | None = None) -> dict[str, Any]:
+    return {"query": query_text, "groups": list(groups), "configs": None if configs is None else list(configs)}
 
 
 def query_terms(
-    conn: psycopg.Connection, query_text: str, configs: Sequence[str], groups: Sequence[str],
+    conn: psycopg.Connection, query_text: str, configs: Sequence[str] | None, groups: Sequence[str],
 ) -> tuple[list[Term], int]:
-    """The query's distinct lexemes under each configuration, with idf from the live statistics
-    of the chunks `groups` may see (rarest first), and those chunks' count. One round trip."""
-    if not configs:
-        return [], 0
-    found = conn.execute(_TERMS, {"configs": list(configs), "query": query_text, "groups": list(groups)}).fetchall()
-    n = int(found[0][5]) if found else 0
-    terms = [Term(r[0], r[1], int(r[2]), int(r[3]), float(r[4]), idf(n, int(r[3]))) for r in found]
-    terms.sort(key=lambda t: (t.df == 0, t.df, t.cfg, t.lexeme))  # rarest first; none of the caller's chunks holds the last
+    """The query's distinct lexemes under each configuration (None: those of the index), with idf
+    from the live statistics of the chunks `groups` may see (rarest first), and those chunks'
+    count. One round trip."""
+    found = conn.execute(f"WITH RECURSIVE {TERM_CTES} SELECT {TERM_COLUMNS}",
+                         term_params(query_text, groups, configs)).fetchone()
+    return terms_from(found[0], found[1])
+
+
+def terms_from(rows: Sequence[Sequence[Any]], live: int) -> tuple[list[Term], int]:
+    """TERM_COLUMNS' values as Terms, rarest first; none of the caller's chunks holds the last."""
+    n = int(live)
+    terms = [Term(r[0], r[1], int(r[2]), int(r[3]), float(r[4]), idf(n, int(r[3]))) for r in rows]
+    terms.sort(key=lambda t: (t.df == 0, t.df, t.cfg, t.lexeme))
     return terms[:MAX_QUERY_TERMS], n
+
+
+def idf_params(terms: Sequence[Term]) -> dict[str, list]:
+    """The `fts_idf` table of CANDIDATE_CTES: every query term's idf (what scores and coverage read)."""
+    return {"s_cfg": [t.cfg for t in terms], "s_lex": [t.lexeme for t in terms], "s_idf": [t.idf for t in terms]}
 
 
 def idf(n: int, df: int) -> float:
@@ -146,29 +173,31 @@ def _match_queries(taken: Sequence[Term], common: Sequence[Term], at_least: int 
     return {cfg: " | ".join(v) for cfg, v in parts.items()}
 
 
-def _candidates_sql(where: str) -> str:
-    """Candidates matching the taken terms (at most budget + 1 rows, to tell an overflow) with
-    their approximate score (float4 inner product with their configuration's query vector), the
-    best of them rescored exactly in float8 from the tsvector: the score is the same BM25 the
-    reference computes."""
-    return f"""
-    WITH cand AS MATERIALIZED (
+# The candidate CTEs of one try: the chunks matching the taken terms (at most budget + 1 rows, to
+# tell an overflow) with their approximate score (float4 inner product with their configuration's
+# query vector), the best of them (`fts_top`) rescored exactly in float8 from the tsvector, so the
+# score is the same BM25 the reference computes. `where` is the fixed visibility/ACL fragment of
+# store/search.py; the search inlines these CTEs in its own statement (the first try costs no
+# round trip of its own).
+CANDIDATE_CTES = """
+    fts_cand AS MATERIALIZED (
         SELECT c.id, -(c.bm25 <#> oq.qv) AS approx
         FROM chunks c JOIN document_versions v ON v.id = c.version_id
         JOIN unnest(%(q_cfg)s::regconfig[], %(q_or)s::tsquery[], %(q_vec)s::sparsevec[]) AS oq(cfg, q, qv)
           ON c.ts_config = oq.cfg AND c.tsv @@ oq.q
         WHERE {where} LIMIT %(budget)s + 1
-    ), top AS (
-        SELECT id, approx FROM cand ORDER BY approx DESC, id LIMIT %(top)s
-    ), idf AS (
+    ), fts_idf AS (
         SELECT * FROM unnest(%(s_cfg)s::regconfig[], %(s_lex)s::text[], %(s_idf)s::float8[]) AS i(cfg, lexeme, idf)
-    )
-    SELECT t.id, coalesce((
-               SELECT sum(i.idf * rag_bm25_tf(coalesce(array_length(u.positions, 1), 1), c.token_count))
-               FROM unnest(c.tsv) u JOIN idf i ON i.cfg = c.ts_config AND i.lexeme = u.lexeme), 0) AS score,
-           (SELECT count(*) FROM cand) AS matched
-    FROM top t JOIN chunks c ON c.id = t.id
-    """  # noqa: S608 -- `where` is the fixed visibility/ACL fragment of store/search.py
+    ), fts_top AS (
+        SELECT t.id, coalesce((
+                   SELECT sum(i.idf * rag_bm25_tf(coalesce(array_length(u.positions, 1), 1), c.token_count))
+                   FROM unnest(c.tsv) u JOIN fts_idf i ON i.cfg = c.ts_config AND i.lexeme = u.lexeme), 0) AS score
+        FROM (SELECT id FROM fts_cand ORDER BY approx DESC, id LIMIT %(top)s) t JOIN chunks c ON c.id = t.id
+    )"""
+
+# What a try reports: the rows it matched and the rescored best, as one value each.
+TRY_COLUMNS = ("(SELECT count(*) FROM fts_cand) AS fts_matched,"
+               " (SELECT coalesce(json_agg(json_build_array(id, score)), '[]') FROM fts_top) AS fts_found")
 
 
 @dataclass
@@ -180,66 +209,98 @@ class Ranked:
     record: dict[str, Any]
 
 
-def rank(
-    conn: psycopg.Connection, terms: Sequence[Term], where: str, params: dict[str, Any], depth: int,
-    *, budget: int | None, loose_bound: bool = False, live_chunks: int = 0,
-) -> Ranked:
-    """BM25's top `depth` chunks passing `where`, by the MaxScore loop of the module docstring,
-    reading at most `budget` candidate rows per try (store.search passes ROW_BUDGET); None reads
-    every matching row at once (the exhaustive reference of the bench).
+class Ranking:
+    """The MaxScore loop of the module docstring, one try at a time: `params()` are the current
+    try's (for CANDIDATE_CTES), `judge()` takes what it found and returns the result, or None
+    when another try is needed (the state has moved on to it).
 
     Each try's candidates are the chunks matching any taken (rare) term or at least `at_least`
     of the common ones. A failed bound takes one more term (the bound then sums fewer common
-    terms); too many rows ask for one more common term together (fewer chunks, a looser bound)."""
-    # the live view: only terms a visible chunk holds can match; other views may hold any
-    scored = sorted(terms, key=lambda t: t.df) if loose_bound else [t for t in terms if t.df > 0]
-    record: dict[str, Any] = {"terms": len(scored), "budget": budget, "tries": 0}
-    if not scored:
-        return Ranked([], [], {**record, "exact": True, "taken": 0})
-    limit = budget if budget is not None else 2**62
-    vectors = sparse_queries(scored)
-    taken = len(scored) if budget is None else _next_taken(scored, 0, min(limit // 2, FIRST_ROWS), 1.0, first=True)
-    at_least: int | None = _first_at_least(scored[taken:], live_chunks, min(limit // 2, FIRST_ROWS * 4))
-    best: Ranked | None = None
-    while True:
-        common = scored[taken:]
-        if at_least is not None and (not common or at_least > len(common) or _clauses(common, at_least) > MAX_CLAUSES):
-            at_least = None
-        if taken == 0 and at_least is None:
-            taken, common = 1, scored[1:]
-        queries = _match_queries(scored[:taken], common, at_least)
-        found = conn.execute(_candidates_sql(where), {
-            **params, "q_cfg": list(queries), "q_or": list(queries.values()),
-            "q_vec": [vectors[cfg] for cfg in queries],
-            "budget": limit, "top": depth + _RESCORE_MARGIN,
-            "s_cfg": [t.cfg for t in scored], "s_lex": [t.lexeme for t in scored], "s_idf": [t.idf for t in scored],
-        }, prepare=False).fetchall()
-        record["tries"] += 1
-        matched = int(found[0][2]) if found else 0
-        ordered = sorted(((float(r[1]), r[0]) for r in found), key=lambda s: (-s[0], s[1]))[:depth]
-        bound = _bound(common, at_least, loose_bound)
-        overflow = matched > limit
+    terms); too many rows ask for one more common term together (fewer chunks, a looser bound).
+    `budget` None reads every matching row at once (the exhaustive reference)."""
+
+    def __init__(self, terms: Sequence[Term], depth: int, *, budget: int | None, loose_bound: bool = False,
+                 live_chunks: int = 0) -> None:
+        # the live view: only terms a visible chunk holds can match; other views may hold any
+        self.terms = list(terms)  # all of them score (a term no visible chunk holds adds nothing)
+        self.scored = sorted(terms, key=lambda t: t.df) if loose_bound else [t for t in terms if t.df > 0]
+        self.depth, self.loose = depth, loose_bound
+        self.record: dict[str, Any] = {"terms": len(self.scored), "budget": budget, "tries": 0}
+        self.limit = budget if budget is not None else 2**62
+        self.vectors = sparse_queries(self.scored)
+        first_rows = min(self.limit // 2, FIRST_ROWS)
+        self.taken = len(self.scored) if budget is None else _next_taken(self.scored, 0, first_rows, 1.0, first=True)
+        self.at_least: int | None = _first_at_least(self.scored[self.taken:], live_chunks, min(self.limit // 2, FIRST_ROWS * 4))
+        self.best: Ranked | None = None
+        self._settle()
+
+    @property
+    def empty(self) -> Ranked | None:
+        """The result without any query, when no term can match."""
+        return None if self.scored else Ranked([], [], {**self.record, "exact": True, "taken": 0})
+
+    def _settle(self) -> None:
+        common = self.scored[self.taken:]
+        if self.at_least is not None and (not common or self.at_least > len(common)
+                                          or _clauses(common, self.at_least) > MAX_CLAUSES):
+            self.at_least = None
+        if self.taken == 0 and self.at_least is None and self.scored:
+            self.taken = 1
+
+    def params(self) -> dict[str, Any]:
+        queries = _match_queries(self.scored[:self.taken], self.scored[self.taken:], self.at_least)
+        return {"q_cfg": list(queries), "q_or": list(queries.values()), "q_vec": [self.vectors[c] for c in queries],
+                "budget": self.limit, "top": self.depth + _RESCORE_MARGIN,
+                **idf_params(self.terms)}
+
+    def judge(self, matched: int, found: Sequence[tuple[int, float]]) -> Ranked | None:
+        self.record["tries"] += 1
+        common = self.scored[self.taken:]
+        ordered = sorted(((float(score), int(i)) for i, score in found), key=lambda s: (-s[0], s[1]))[:self.depth]
+        bound = _bound(common, self.at_least, self.loose)
+        overflow = matched > self.limit
         proven = sum(1 for s, _ in ordered if s > bound * (1 + _SLACK) + _SLACK) if bound > 0 else len(ordered)
-        exact = not overflow and (bound == 0 or proven >= min(depth, EXACT_DEPTH))
+        exact = not overflow and (bound == 0 or proven >= min(self.depth, EXACT_DEPTH))
         current = Ranked([i for _, i in ordered], [s for s, _ in ordered], {
-            **record, "taken": taken, "taken_terms": [t.lexeme for t in scored[:taken]][:50], "at_least": at_least,
-            "matched": matched, "overflow": overflow, "bound": round(bound, 6), "exact": exact,
-            "exact_depth": 0 if overflow else proven})
+            **self.record, "taken": self.taken, "taken_terms": [t.lexeme for t in self.scored[:self.taken]][:50],
+            "at_least": self.at_least, "matched": matched, "overflow": overflow, "bound": round(bound, 6),
+            "exact": exact, "exact_depth": 0 if overflow else proven})
         if exact:
             return current
         if overflow:
-            if at_least is not None and at_least + 1 <= len(common) and _clauses(common, at_least + 1) <= MAX_CLAUSES:
-                at_least += 1  # fewer candidates: chunks holding one more common term together
-                continue
-            if best is not None and len(best.ids) >= len(current.ids):  # the proof failed, the rows did not
-                best.record.update(tries=record["tries"], widen_overflow=True)
-                return best
+            if (self.at_least is not None and self.at_least + 1 <= len(common)
+                    and _clauses(common, self.at_least + 1) <= MAX_CLAUSES):
+                self.at_least += 1  # fewer candidates: chunks holding one more common term together
+                self._settle()
+                return None
+            if self.best is not None and len(self.best.ids) >= len(current.ids):  # the proof failed, the rows did not
+                self.best.record.update(tries=self.record["tries"], widen_overflow=True)
+                return self.best
             return current
-        best = current
-        if taken == len(scored):
+        self.best = current
+        if self.taken == len(self.scored):
             return current
-        ratio = max(matched, 1) / max(sum(t.df for t in scored[:taken]), 1)
-        taken = _next_taken(scored, taken, limit // 2, ratio)
+        ratio = max(matched, 1) / max(sum(t.df for t in self.scored[:self.taken]), 1)
+        self.taken = _next_taken(self.scored, self.taken, self.limit // 2, ratio)
+        self._settle()
+        return None
+
+
+def rank(
+    conn: psycopg.Connection, terms: Sequence[Term], where: str, params: dict[str, Any], depth: int,
+    *, budget: int | None, loose_bound: bool = False, live_chunks: int = 0, ranking: Ranking | None = None,
+) -> Ranked:
+    """BM25's top `depth` chunks passing `where`: the tries of a Ranking, one statement each
+    (`ranking`: one whose first tries already ran, inside the search's own statement)."""
+    ranking = ranking or Ranking(terms, depth, budget=budget, loose_bound=loose_bound, live_chunks=live_chunks)
+    if ranking.empty is not None:
+        return ranking.empty
+    sql = f"WITH {CANDIDATE_CTES.format(where=where)} SELECT {TRY_COLUMNS}"
+    while True:
+        matched, found = conn.execute(sql, {**params, **ranking.params()}, prepare=True).fetchone()
+        result = ranking.judge(int(matched), [(i, s) for i, s in found])
+        if result is not None:
+            return result
 
 
 def _first_at_least(common: Sequence[Term], n: int, rows: int) -> int:
