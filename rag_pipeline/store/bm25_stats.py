@@ -65,3 +65,23 @@ def kept(conn: psycopg.Connection) -> tuple[dict[tuple[str, ...], int], dict[tup
     n = conn.execute("SELECT acl_groups, chunks FROM fts_acl_corpus WHERE chunks > 0").fetchall()
     df = conn.execute("SELECT acl_groups, ts_config::text, lexeme, df FROM fts_acl_terms WHERE df > 0").fetchall()
     return {tuple(r[0]): int(r[1]) for r in n}, {(tuple(r[0]), r[1], r[2]): int(r[3]) for r in df}
+
+
+def rebuild(conn: psycopg.Connection) -> None:
+    """Count the statistics from scratch from the live chunks (inside the caller's transaction):
+    the repair if they were ever doubted (`recount` differs from `kept`), and what a bulk load
+    that bypasses publish runs once at its end."""
+    conn.execute("DELETE FROM fts_acl_terms")
+    conn.execute("DELETE FROM fts_acl_corpus")
+    conn.execute(
+        "INSERT INTO fts_acl_corpus (acl_groups, chunks) SELECT v.acl_groups, count(*)"
+        " FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+        " WHERE v.status = 'live' AND v.kind = 'content' GROUP BY 1"
+    )
+    conn.execute(
+        "INSERT INTO fts_acl_terms (acl_groups, ts_config, lexeme, df, max_weight)"
+        " SELECT v.acl_groups, c.ts_config, u.lexeme, count(*),"
+        " max(rag_bm25_tf(coalesce(array_length(u.positions, 1), 1), c.token_count))"
+        " FROM chunks c JOIN document_versions v ON v.id = c.version_id CROSS JOIN LATERAL unnest(c.tsv) u"
+        " WHERE v.status = 'live' AND v.kind = 'content' GROUP BY 1, 2, 3"
+    )

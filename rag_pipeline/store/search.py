@@ -396,6 +396,8 @@ def _search_sql(
     ), vec AS ({_vector_branch(plan, where) if mode != "fulltext" else _NO_VECTOR}
     ), fused AS (
         {_FUSED[mode]}
+    ), best AS MATERIALIZED (  -- the k best first, then their rows by primary key (never a join
+        SELECT * FROM fused ORDER BY rrf DESC, id LIMIT %(k)s  -- of every visible chunk with the fusion)
     )
     SELECT c.id AS chunk_id, d.source, d.uri, v.version_no, v.id AS version_id, v.status,
            v.acl_groups, c.section_path, c.page_start, c.page_end, c.char_start, c.char_end, c.text,
@@ -405,9 +407,9 @@ def _search_sql(
            coalesce((SELECT sum(i.idf) FROM unnest(c.tsv) u JOIN fts_idf i ON i.cfg = c.ts_config AND i.lexeme = u.lexeme)
                     / nullif((SELECT dn.v FROM unnest(%(d_cfg)s::regconfig[], %(d_val)s::float8[]) AS dn(cfg, v)
                               WHERE dn.cfg = c.ts_config), 0), 0) AS term_coverage{tried}
-    FROM fused f JOIN chunks c ON c.id = f.id
+    FROM best f JOIN chunks c ON c.id = f.id
     JOIN document_versions v ON v.id = c.version_id JOIN documents d ON d.id = v.document_id
-    ORDER BY f.rrf DESC, c.id LIMIT %(k)s
+    ORDER BY f.rrf DESC, c.id
     """  # noqa: S608 -- the visibility, ACL, fusion and vector clauses are fixed fragments; values are parameters
     params.update({
         "qvec": query_vector,

@@ -367,3 +367,13 @@ def test_term_coverage_is_the_share_of_the_query_idf_in_every_mode(corpus: dict,
             expected = sum(v for t, v in idf.items() if t in held) / sum(idf.values())
             assert r["term_coverage"] == pytest.approx(expected, abs=1e-9)
         assert mode == "vector" or found[0]["term_coverage"] > 0
+
+
+def test_a_rebuild_from_scratch_equals_what_publish_kept(corpus: dict) -> None:
+    with database.connect(corpus["url"]) as conn:
+        before = bm25_stats.kept(conn)
+        with conn.transaction():
+            conn.execute("UPDATE fts_acl_terms SET df = df + 7")  # statistics gone wrong
+            assert bm25_stats.kept(conn) != bm25_stats.recount(conn)
+            bm25_stats.rebuild(conn)
+        assert bm25_stats.kept(conn) == bm25_stats.recount(conn) == before
