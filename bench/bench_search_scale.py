@@ -228,8 +228,9 @@ def recalls(url: str, claims: list[str], vectors: np.ndarray, as_of) -> dict[str
                 vector_hits, vector_total = vector_hits + len(set(got) & set(exact)), vector_total + len(exact)
                 got = [r["chunk_id"] for r in store.search.search_chunks(conn, vector, claim, groups, model_id, K, view, mode="fulltext")]
                 terms, live = bm25.query_terms(conn, claim, None, groups)
-                exact = bm25.rank(conn, terms, store.search._where(view), store.search._filter_params(groups, model_id, view),
-                                  K, budget=None, loose_bound=view != View(), live_chunks=live).ids
+                exact = bm25.rank(conn, terms, store.search._where(view), store.search._version_filter(view),
+                                  store.search._filter_params(groups, model_id, view), K, budget=None,
+                                  loose_bound=view != View(), live_chunks=live).ids
                 fulltext_hits, fulltext_total = fulltext_hits + len(set(got) & set(exact)), fulltext_total + len(exact)
             found[label] = {"vector": vector_hits / max(vector_total, 1), "fulltext": fulltext_hits / max(fulltext_total, 1)}
     return found

@@ -113,7 +113,7 @@ def terms_from(rows: Sequence[Sequence[Any]], live: int) -> tuple[list[Term], in
 
 
 def idf_params(terms: Sequence[Term]) -> dict[str, list]:
-    """The `fts_idf` table of CANDIDATE_CTES: every query term's idf (what scores and coverage read)."""
+    """The `fts_idf` table of candidate_ctes: every query term's idf (what scores and coverage read)."""
     return {"s_cfg": [t.cfg for t in terms], "s_lex": [t.lexeme for t in terms], "s_idf": [t.idf for t in terms]}
 
 
@@ -176,17 +176,39 @@ def _match_queries(taken: Sequence[Term], common: Sequence[Term], at_least: int 
 # The candidate CTEs of one try: the chunks matching the taken terms (at most budget + 1 rows, to
 # tell an overflow) with their approximate score (float4 inner product with their configuration's
 # query vector), the best of them (`fts_top`) rescored exactly in float8 from the tsvector, so the
-# score is the same BM25 the reference computes. `where` is the fixed visibility/ACL fragment of
-# store/search.py; the search inlines these CTEs in its own statement (the first try costs no
-# round trip of its own).
-CANDIDATE_CTES = """
-    fts_cand AS MATERIALIZED (
+# score is the same BM25 the reference computes. The search inlines these CTEs in its own
+# statement (the first try costs no round trip of its own). Two shapes, as the vector branch's
+# (store/search.py): a caller who sees few chunks has them read by version and matched one by
+# one; any other has the GIN index find the matches and each match's version checked by its own
+# lookup (a LATERAL the planner may not flatten: given the versions as a set, the planner, which
+# cannot see how many the caller's groups pass, read all 50,000 chunks of a 50% caller at
+# 100,000 and matched each, 300 ms, instead of 4,000 index matches).
+_CANDIDATES_BY_VERSION = """
         SELECT c.id, -(c.bm25 <#> oq.qv) AS approx
         FROM chunks c JOIN document_versions v ON v.id = c.version_id
         JOIN unnest(%(q_cfg)s::regconfig[], %(q_or)s::tsquery[], %(q_vec)s::sparsevec[]) AS oq(cfg, q, qv)
           ON c.ts_config = oq.cfg AND c.tsv @@ oq.q
-        WHERE {where} LIMIT %(budget)s + 1
-    ), fts_idf AS (
+        WHERE {where} LIMIT %(budget)s + 1"""
+_CANDIDATES_BY_INDEX = """
+        SELECT c.id, -(c.bm25 <#> oq.qv) AS approx
+        FROM unnest(%(q_cfg)s::regconfig[], %(q_or)s::tsquery[], %(q_vec)s::sparsevec[]) AS oq(cfg, q, qv)
+        JOIN chunks c ON c.ts_config = oq.cfg AND c.tsv @@ oq.q
+        CROSS JOIN LATERAL (SELECT 1 FROM document_versions v WHERE v.id = c.version_id AND {versions} OFFSET 0) seen
+        WHERE c.model_id = %(model_id)s LIMIT %(budget)s + 1"""
+BY_VERSION_MAX_CHUNKS = 5_000  # at most this many visible chunks: read them by version
+
+
+def candidate_ctes(where: str, versions: str, visible_chunks: int) -> str:
+    """The CTEs of one try for a caller who sees `visible_chunks` live chunks; `where` is the
+    fixed visibility/ACL/model fragment of store/search.py, `versions` its part on `v`."""
+    if visible_chunks <= BY_VERSION_MAX_CHUNKS:
+        candidates = _CANDIDATES_BY_VERSION.format(where=where)
+    else:
+        candidates = _CANDIDATES_BY_INDEX.format(versions=versions)
+    return f"fts_cand AS MATERIALIZED ({candidates}\n    ), {_RESCORED}"
+
+
+_RESCORED = """fts_idf AS (
         SELECT * FROM unnest(%(s_cfg)s::regconfig[], %(s_lex)s::text[], %(s_idf)s::float8[]) AS i(cfg, lexeme, idf)
     ), fts_top AS (
         SELECT t.id, coalesce((
@@ -211,7 +233,7 @@ class Ranked:
 
 class Ranking:
     """The MaxScore loop of the module docstring, one try at a time: `params()` are the current
-    try's (for CANDIDATE_CTES), `judge()` takes what it found and returns the result, or None
+    try's (for candidate_ctes), `judge()` takes what it found and returns the result, or None
     when another try is needed (the state has moved on to it).
 
     Each try's candidates are the chunks matching any taken (rare) term or at least `at_least`
@@ -224,7 +246,7 @@ class Ranking:
         # the live view: only terms a visible chunk holds can match; other views may hold any
         self.terms = list(terms)  # all of them score (a term no visible chunk holds adds nothing)
         self.scored = sorted(terms, key=lambda t: t.df) if loose_bound else [t for t in terms if t.df > 0]
-        self.depth, self.loose = depth, loose_bound
+        self.depth, self.loose, self.live_chunks = depth, loose_bound, live_chunks
         self.record: dict[str, Any] = {"terms": len(self.scored), "budget": budget, "tries": 0}
         self.limit = budget if budget is not None else 2**62
         self.vectors = sparse_queries(self.scored)
@@ -287,15 +309,16 @@ class Ranking:
 
 
 def rank(
-    conn: psycopg.Connection, terms: Sequence[Term], where: str, params: dict[str, Any], depth: int,
+    conn: psycopg.Connection, terms: Sequence[Term], where: str, versions: str, params: dict[str, Any], depth: int,
     *, budget: int | None, loose_bound: bool = False, live_chunks: int = 0, ranking: Ranking | None = None,
 ) -> Ranked:
-    """BM25's top `depth` chunks passing `where`: the tries of a Ranking, one statement each
-    (`ranking`: one whose first tries already ran, inside the search's own statement)."""
+    """BM25's top `depth` chunks passing `where` (`versions`: its part on the version, as
+    candidate_ctes takes them): the tries of a Ranking, one statement each (`ranking`: one whose
+    first try already ran, inside the search's own statement)."""
     ranking = ranking or Ranking(terms, depth, budget=budget, loose_bound=loose_bound, live_chunks=live_chunks)
     if ranking.empty is not None:
         return ranking.empty
-    sql = f"WITH {CANDIDATE_CTES.format(where=where)} SELECT {TRY_COLUMNS}"
+    sql = f"WITH {candidate_ctes(where, versions, live_chunks)} SELECT {TRY_COLUMNS}"
     while True:
         matched, found = conn.execute(sql, {**params, **ranking.params()}, prepare=True).fetchone()
         result = ranking.judge(int(matched), [(i, s) for i, s in found])

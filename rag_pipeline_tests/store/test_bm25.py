@@ -140,7 +140,13 @@ def assert_same(found: list[dict], expected: list[tuple[int, float]]) -> None:
 
 @pytest.mark.parametrize("query", QUERIES)
 @pytest.mark.parametrize("groups", [["a", "b"], ["a"]])
-def test_the_top_list_and_scores_are_exact_bm25(corpus: dict, query: str, groups: list[str]) -> None:
+@pytest.mark.parametrize("shape", ["by version", "by index"])
+def test_the_top_list_and_scores_are_exact_bm25(corpus: dict, query: str, groups: list[str], shape: str,
+                                                 monkeypatch) -> None:
+    """Both shapes of the candidate query (few visible chunks read by version; otherwise the GIN
+    index's matches, each version checked) give exactly BM25's list."""
+    if shape == "by index":
+        monkeypatch.setattr(bm25, "BY_VERSION_MAX_CHUNKS", 0)
     with database.connect(corpus["url"]) as conn:
         for k, candidates in ((10, 50), (10, 10), (3, 3)):
             found = fulltext(conn, corpus, query, groups, k=k, candidates=candidates)
@@ -182,7 +188,10 @@ def test_rare_terms_need_few_rows(corpus: dict) -> None:
     assert plan["exact"] and plan["matched"] < total / 4
 
 
-def test_as_of_and_preview_see_exactly_their_versions(corpus: dict) -> None:
+@pytest.mark.parametrize("shape", ["by version", "by index"])
+def test_as_of_and_preview_see_exactly_their_versions(corpus: dict, shape: str, monkeypatch) -> None:
+    if shape == "by index":
+        monkeypatch.setattr(bm25, "BY_VERSION_MAX_CHUNKS", 0)
     with database.connect(corpus["url"]) as conn:
         for view in (View(as_of=corpus["t1"]), View(preview_run="r3"), View(as_of=datetime.now(corpus["t1"].tzinfo))):
             for query in ("cells zzrevised", "patients cells zzpreview", QUERIES[0]):
@@ -194,7 +203,10 @@ def test_as_of_and_preview_see_exactly_their_versions(corpus: dict) -> None:
     assert live == [] and len(preview) == 10 and before == []
 
 
-def test_a_chunk_of_another_group_never_enters_the_candidates(corpus: dict) -> None:
+@pytest.mark.parametrize("shape", ["by version", "by index"])
+def test_a_chunk_of_another_group_never_enters_the_candidates(corpus: dict, shape: str, monkeypatch) -> None:
+    if shape == "by index":
+        monkeypatch.setattr(bm25, "BY_VERSION_MAX_CHUNKS", 0)
     with database.connect(corpus["url"]) as conn:
         found = fulltext(conn, corpus, "cells", ["a"])
         assert found and all("a" in r["acl_groups"] for r in found)
