@@ -63,8 +63,9 @@ class Term:
     idf: float
 
 
-# The query's lexemes under each configuration the caller's chunks use (given, or found by a skip
-# scan of chunks_ts_config: a handful of index probes) with the statistics of the access sets the
+# The query's lexemes under each configuration the caller's chunks use (given; for the live index
+# those of the access sets the caller sees, from fts_acl_corpus; for another view found by a skip
+# scan of chunks_ts_config) with the statistics of the access sets the
 # caller's groups overlap (RLS returns the reader no other), and the live chunks of those sets.
 # Needs WITH RECURSIVE; store/search.py inlines it in the statement that prepares a search.
 TERM_CTES = """
@@ -74,7 +75,9 @@ TERM_CTES = """
         FROM fts_cfgs f WHERE f.cfg IS NOT NULL
     ), fts_q AS (
         SELECT DISTINCT cfg, u.lexeme
-        FROM unnest(coalesce(%(configs)s::regconfig[], (SELECT array_agg(cfg) FROM fts_cfgs WHERE cfg IS NOT NULL))) cfg,
+        FROM unnest(coalesce(%(configs)s::regconfig[], CASE WHEN %(live)s
+                 THEN (SELECT array_agg(DISTINCT ts_config) FROM fts_acl_corpus WHERE acl_groups && %(groups)s::text[] AND chunks > 0)
+                 ELSE (SELECT array_agg(cfg) FROM fts_cfgs WHERE cfg IS NOT NULL) END)) cfg,
              unnest(to_tsvector(cfg, %(query)s)) u
     ), fts_terms AS (
         SELECT q.cfg::text AS cfg, q.lexeme, rag_term_id(q.lexeme) AS term_id, coalesce(sum(s.df), 0)::bigint AS df,
@@ -89,18 +92,22 @@ TERM_COLUMNS = ("(SELECT coalesce(json_agg(json_build_array(cfg, lexeme, term_id
                 " AS fts_live")
 
 
-def term_params(query_text: str, groups: Sequence[str], configs: Sequence[str] | None = None) -> dict[str, Any]:
-    return {"query": query_text, "groups": list(groups), "configs": None if configs is None else list(configs)}
+def term_params(query_text: str, groups: Sequence[str], configs: Sequence[str] | None = None, *,
+                live: bool = True) -> dict[str, Any]:
+    """TERM_CTES' parameters; `live`: the search's view is the live index."""
+    return {"query": query_text, "groups": list(groups), "configs": None if configs is None else list(configs),
+            "live": live}
 
 
 def query_terms(
-    conn: psycopg.Connection, query_text: str, configs: Sequence[str] | None, groups: Sequence[str],
+    conn: psycopg.Connection, query_text: str, configs: Sequence[str] | None, groups: Sequence[str], *,
+    live: bool = True,
 ) -> tuple[list[Term], int]:
-    """The query's distinct lexemes under each configuration (None: those of the index), with idf
-    from the live statistics of the chunks `groups` may see (rarest first), and those chunks'
-    count. One round trip."""
+    """The query's distinct lexemes under each configuration (None: those of the index the view
+    shows: `live` or not), with idf from the live statistics of the chunks `groups` may see
+    (rarest first), and those chunks' count. One round trip."""
     found = conn.execute(f"WITH RECURSIVE {TERM_CTES} SELECT {TERM_COLUMNS}",
-                         term_params(query_text, groups, configs)).fetchone()
+                         term_params(query_text, groups, configs, live=live)).fetchone()
     return terms_from(found[0], found[1])
 
 

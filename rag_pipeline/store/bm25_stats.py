@@ -19,9 +19,9 @@ WITH moved AS MATERIALIZED (
     FROM unnest(%(ids)s::bigint[], %(signs)s::int[]) AS s(id, sign)
     JOIN document_versions v ON v.id = s.id AND v.kind = 'content' JOIN chunks c ON c.version_id = s.id
 ), corpus AS (
-    INSERT INTO fts_acl_corpus AS f (acl_groups, chunks)
-    SELECT acl_groups, sum(sign) FROM moved GROUP BY acl_groups
-    ON CONFLICT (acl_groups) DO UPDATE SET chunks = f.chunks + excluded.chunks
+    INSERT INTO fts_acl_corpus AS f (acl_groups, ts_config, chunks)
+    SELECT acl_groups, ts_config, sum(sign) FROM moved GROUP BY acl_groups, ts_config
+    ON CONFLICT (acl_groups, ts_config) DO UPDATE SET chunks = f.chunks + excluded.chunks
 )  -- run to completion although unread (PostgreSQL runs every data-modifying WITH)
 INSERT INTO fts_acl_terms AS t (acl_groups, ts_config, lexeme, df, max_weight)
 SELECT m.acl_groups, m.ts_config, u.lexeme, sum(m.sign),
@@ -45,26 +45,29 @@ def apply_publish(conn: psycopg.Connection, became_live: Sequence[int], left_liv
     conn.execute(_PUBLISH, {"ids": ids, "signs": signs})
 
 
-def recount(conn: psycopg.Connection) -> tuple[dict[tuple[str, ...], int], dict[tuple[tuple[str, ...], str, str], int]]:
-    """The statistics counted from scratch (live chunks per access set, df per set and term):
-    what the kept ones must equal (tests, and a check after a repair)."""
+Counts = tuple[dict[tuple[tuple[str, ...], str], int], dict[tuple[tuple[str, ...], str, str], int]]
+
+
+def recount(conn: psycopg.Connection) -> Counts:
+    """The statistics counted from scratch (live chunks per access set and configuration, df per
+    set, configuration and term): what the kept ones must equal (tests, and a check after a repair)."""
     n = conn.execute(
-        "SELECT v.acl_groups, count(*) FROM chunks c JOIN document_versions v ON v.id = c.version_id"
-        " WHERE v.status = 'live' AND v.kind = 'content' GROUP BY 1"
+        "SELECT v.acl_groups, c.ts_config::text, count(*) FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+        " WHERE v.status = 'live' AND v.kind = 'content' GROUP BY 1, 2"
     ).fetchall()
     df = conn.execute(
         "SELECT v.acl_groups, c.ts_config::text, u.lexeme, count(*) FROM chunks c"
         " JOIN document_versions v ON v.id = c.version_id, unnest(c.tsv) u"
         " WHERE v.status = 'live' AND v.kind = 'content' GROUP BY 1, 2, 3"
     ).fetchall()
-    return {tuple(r[0]): int(r[1]) for r in n}, {(tuple(r[0]), r[1], r[2]): int(r[3]) for r in df}
+    return {(tuple(r[0]), r[1]): int(r[2]) for r in n}, {(tuple(r[0]), r[1], r[2]): int(r[3]) for r in df}
 
 
-def kept(conn: psycopg.Connection) -> tuple[dict[tuple[str, ...], int], dict[tuple[tuple[str, ...], str, str], int]]:
+def kept(conn: psycopg.Connection) -> Counts:
     """The statistics as publish keeps them (sets and terms at 0 left out), comparable with `recount`."""
-    n = conn.execute("SELECT acl_groups, chunks FROM fts_acl_corpus WHERE chunks > 0").fetchall()
+    n = conn.execute("SELECT acl_groups, ts_config::text, chunks FROM fts_acl_corpus WHERE chunks > 0").fetchall()
     df = conn.execute("SELECT acl_groups, ts_config::text, lexeme, df FROM fts_acl_terms WHERE df > 0").fetchall()
-    return {tuple(r[0]): int(r[1]) for r in n}, {(tuple(r[0]), r[1], r[2]): int(r[3]) for r in df}
+    return {(tuple(r[0]), r[1]): int(r[2]) for r in n}, {(tuple(r[0]), r[1], r[2]): int(r[3]) for r in df}
 
 
 def rebuild(conn: psycopg.Connection) -> None:
@@ -74,9 +77,9 @@ def rebuild(conn: psycopg.Connection) -> None:
     conn.execute("DELETE FROM fts_acl_terms")
     conn.execute("DELETE FROM fts_acl_corpus")
     conn.execute(
-        "INSERT INTO fts_acl_corpus (acl_groups, chunks) SELECT v.acl_groups, count(*)"
+        "INSERT INTO fts_acl_corpus (acl_groups, ts_config, chunks) SELECT v.acl_groups, c.ts_config, count(*)"
         " FROM chunks c JOIN document_versions v ON v.id = c.version_id"
-        " WHERE v.status = 'live' AND v.kind = 'content' GROUP BY 1"
+        " WHERE v.status = 'live' AND v.kind = 'content' GROUP BY 1, 2"
     )
     conn.execute(
         "INSERT INTO fts_acl_terms (acl_groups, ts_config, lexeme, df, max_weight)"

@@ -178,7 +178,7 @@ def prepare(
                 f" WHERE {where} LIMIT %(limit)s) passed)") if vector else "NULL::bigint"
     sql = f"""
     WITH RECURSIVE {bm25.TERM_CTES}, search_model AS MATERIALIZED (
-        SELECT e.* FROM embedding_models e WHERE e.id = ({_MODEL.format(visible=_visibility(view))})
+        SELECT e.* FROM embedding_models e WHERE e.id = ({_model_sql(view)})
     )
     SELECT now() AS searched_at, (SELECT row_to_json(m) FROM search_model m) AS model,
            to_regclass(format('chunks_embedding_hnsw_%%s', (SELECT dimension FROM search_model)))::text AS index,
@@ -188,7 +188,7 @@ def prepare(
            CASE WHEN %(log)s THEN nextval(pg_get_serial_sequence('search_log', 'id')) END AS log_id,
            {bm25.TERM_COLUMNS}
     """  # noqa: S608 -- fixed fragments; values are parameters
-    params = {**_filter_params(groups, 0, view), **bm25.term_params(query_text, groups),
+    params = {**_filter_params(groups, 0, view), **bm25.term_params(query_text, groups, live=view == View()),
               "limit": limit + 1, "calibration_mode": calibration_mode, "log": log}
     found = rows(conn, sql, params, prepare=True)[0]
     model = found["model"]
@@ -199,10 +199,14 @@ def prepare(
                     found["calibration"], found["log_id"])
 
 
-# The model of the index a view shows: the newest visible content version's (a sync refuses to
-# mix models, so any visible version would do; the newest is one index probe).
-_MODEL = ("SELECT v.model_id FROM document_versions v WHERE {visible} AND v.kind = 'content'"
-          " AND v.model_id IS NOT NULL ORDER BY v.id DESC LIMIT 1")
+def _model_sql(view: View) -> str:
+    """The model of the index a view shows: the newest visible content version's (a sync refuses
+    to mix models, so any visible version would do). The live index's is rag_live_model()
+    (migration 015: index metadata any role may read, found without the caller's groups)."""
+    if view == View():
+        return "SELECT rag_live_model()"
+    return (f"SELECT v.model_id FROM document_versions v WHERE {_visibility(view)} AND v.kind = 'content'"  # noqa: S608 -- fixed fragment
+            " AND v.model_id IS NOT NULL ORDER BY v.id DESC LIMIT 1")
 
 
 def _where(view: View) -> str:
@@ -307,7 +311,8 @@ def search_chunks(
     """
     if mode not in _FUSED:
         raise ValueError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
-    found_terms, live = terms if terms is not None else bm25.query_terms(conn, query_text, None, groups)
+    found_terms, live = terms if terms is not None else bm25.query_terms(conn, query_text, None, groups,
+                                                                           live=view == View())
     depth = max(candidates, k)
     ranking = None if mode == "vector" else bm25.Ranking(
         found_terms, depth, budget=bm25.ROW_BUDGET, loose_bound=view != View(), live_chunks=live)
@@ -354,7 +359,7 @@ def explain_search(
     """PostgreSQL's plan (EXPLAIN, not executed) for `search_chunks`' statement with the same
     arguments (its first full-text try inline), under the same index settings: shows whether
     the vector branch walks the HNSW index."""
-    terms, live = bm25.query_terms(conn, query_text, None, groups)
+    terms, live = bm25.query_terms(conn, query_text, None, groups, live=view == View())
     depth = max(candidates, k)
     ranking = None if mode == "vector" else bm25.Ranking(terms, depth, budget=bm25.ROW_BUDGET,
                                                          loose_bound=view != View(), live_chunks=live)
@@ -444,7 +449,7 @@ _NO_VECTOR = "SELECT NULL::bigint AS id, NULL::bigint AS rnk, NULL::float8 AS sc
 def index_model_id(conn: psycopg.Connection, view: View = View()) -> int | None:
     """The model of the index a query sees: queries must embed with it."""
     row = conn.execute(
-        _MODEL.format(visible=_visibility(view)),
+        _model_sql(view),
         {"as_of": view.as_of, "preview_run": view.preview_run},
     ).fetchone()
     return row[0] if row else None

@@ -54,8 +54,10 @@ CREATE TABLE IF NOT EXISTS fts_acl_terms (
 );
 
 CREATE TABLE IF NOT EXISTS fts_acl_corpus (
-    acl_groups  text[] PRIMARY KEY,
-    chunks      bigint NOT NULL  -- likewise
+    acl_groups  text[] NOT NULL,
+    ts_config   regconfig NOT NULL,  -- so a search knows the configurations of what it may see
+    chunks      bigint NOT NULL,  -- likewise
+    PRIMARY KEY (acl_groups, ts_config)
 );
 
 -- Generated at insert from the chunk's own columns by every path that writes chunks (staging,
@@ -80,12 +82,24 @@ CREATE POLICY reader_groups ON fts_acl_corpus FOR SELECT TO rag_reader
 GRANT SELECT, INSERT, UPDATE, DELETE ON fts_acl_terms, fts_acl_corpus TO rag_writer;
 GRANT SELECT ON fts_acl_terms, fts_acl_corpus TO rag_reader;
 
+-- The model of the live index: the newest live content version's (a sync never mixes models).
+-- Index metadata, not content, so every role may know it, whatever its groups: as the reader,
+-- the same lookup under row-level security let the planner sort all of a caller's visible
+-- versions (it cannot see how many the groups pass) to find the newest one.
+CREATE OR REPLACE FUNCTION rag_live_model() RETURNS integer
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+    SELECT model_id FROM document_versions WHERE status = 'live' AND kind = 'content' AND model_id IS NOT NULL
+    ORDER BY id DESC LIMIT 1
+$$;
+REVOKE ALL ON FUNCTION rag_live_model() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION rag_live_model() TO rag_reader, rag_writer, rag_compliance;
+
 -- Backfill an existing index: the statistics of its live content chunks.
 
-INSERT INTO fts_acl_corpus (acl_groups, chunks)
-SELECT v.acl_groups, count(*) FROM chunks c JOIN document_versions v ON v.id = c.version_id
-WHERE v.status = 'live' AND v.kind = 'content' GROUP BY 1
-ON CONFLICT (acl_groups) DO NOTHING;
+INSERT INTO fts_acl_corpus (acl_groups, ts_config, chunks)
+SELECT v.acl_groups, c.ts_config, count(*) FROM chunks c JOIN document_versions v ON v.id = c.version_id
+WHERE v.status = 'live' AND v.kind = 'content' GROUP BY 1, 2
+ON CONFLICT DO NOTHING;
 
 INSERT INTO fts_acl_terms (acl_groups, ts_config, lexeme, df, max_weight)
 SELECT v.acl_groups, c.ts_config, u.lexeme, count(*),
