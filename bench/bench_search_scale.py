@@ -245,12 +245,12 @@ def percentiles(ms: list[float]) -> dict[str, float]:
 
 def run_size(server: str, chunks: int, args: argparse.Namespace) -> dict:
     name = f"bench_search_{chunks}"
-    url = scratch_url(server, reset=False, name=name)
+    url = scratch_url(server, reset=args.reload, name=name)
     figures: dict = {"chunks": chunks}
     with database.connect(url) as conn:
         live = conn.execute("SELECT count(*) FROM chunks c JOIN document_versions v ON v.id = c.version_id"
                             " WHERE v.status = 'live'").fetchone()[0]
-    if args.reload or live != chunks:
+    if live != chunks:
         url = scratch_url(server, reset=True, name=name)
         with database.connect(url) as conn:
             figures["build_s"] = {k: round(v, 1) for k, v in load(conn, chunks, seed=11).items()}
