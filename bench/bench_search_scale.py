@@ -1,26 +1,33 @@
-"""Vector search at scale: recall@10 against exact search and latency of the project's own search
-SQL (`store.search.plan_vector` + `search_chunks`, vector mode) over synthetic chunks.
+"""Search latency as the corpus grows: every mode as the reader role, with a 1% and a 50% ACL filter
+and an as-of filter, recall@10 of each branch against an exact computation, and the cost of the
+index per chunk (issue 21, item 4).
 
-Builds a scratch database `bench_search_scale` on an embedded PostgreSQL (default
-/tmp/rag-bench-search, its own server) with `--chunks` random normalised 384-d vectors loaded by
-COPY, `--per-version` chunks per document version. Every version carries the group `all-staff`
-(a caller in it sees everything: the unfiltered case) and one of `--groups` groups `g<n>`, so a
-caller in `g0` passes 1/`--groups` of the chunks (1% by default). The HNSW index is built after
-the load by the store's own `rag_ensure_vector_index` (pgvector defaults m=16, ef_construction=64).
+Per size (`--chunks 10000,100000`; 1,000,000 works the same way, given the hours to build it here)
+a scratch database `bench_search_<n>` on its own embedded server (`--pgdata`) is loaded once and
+kept for later runs:
+  text     each chunk is 3 to 6 sentences drawn at random from the 5,183 SciFact abstracts (real
+           vocabulary and term frequencies), `english` configuration; token count = word count
+  vectors  cheap: random unit 384-d vectors around 1,000 topic centres (the packaged model's
+           dimension; encoding a million chunks would take days here). Query vectors are drawn
+           the same way, so vector recall is measured on a realistic neighbourhood structure,
+           but hybrid relevance is not (bench_retrieval.py measures quality)
+  groups   every version is in `all-staff`, in one of 100 groups g<n> (g0 passes 1%) and one of
+           2 groups h<n> (h0 passes 50%); 10 chunks per version
+  history  one document in ten has a second version, published a day after the first: as of
+           the instant between, the first versions are what a caller sees (the as-of filter)
+Loading goes by COPY and one INSERT .. SELECT (to_tsvector and the BM25 weights computed by the
+database as at staging), then the full-text statistics are counted once (bm25_stats.rebuild, what
+publish keeps incrementally), then the GIN and HNSW indexes are built: each step is timed.
 
-Modes, each over the same random queries:
-  unfiltered/index    all-staff: the strategy the store chooses (the index)
-  unfiltered/exact    all-staff, exact scan: the reference for recall, and the latency baseline
-  1%/chosen           g0: the strategy the store chooses for that filter
-  1%/exact            g0, exact scan: the reference for the filtered recall
-  1%/hnsw-plain       g0, the index without iterative scan (ef_search 40): what plain HNSW returns
-  1%/hnsw-iterative   g0, the index with the store's iterative-scan settings, forced
+Latency: `retrieval.search` itself (three round trips: prepare, search, log), k = 10, as the
+reader role with the caller's groups, query text = a SciFact claim, the query vector handed over
+by a stand-in encoder (so the figure is everything beyond the query embedding, rerank and the
+search log write included). Recall@10: on the first `--sample` queries, as the superuser, the
+vector branch as the store plans it against the exact scan, and the full-text branch against
+BM25 scored over every matching row (bm25.rank without a budget). Figures only, no assertions.
 
-Prints a table and JSON: recall@10 against the exact mode of the same filter, rows returned per
-query, p50/p95 latency, and p95 ratios against unfiltered/index. Figures only, no assertions.
-
-    python bench/bench_search_scale.py                       # 200,000 chunks
-    python bench/bench_search_scale.py --chunks 20000 --queries 30
+    python bench/bench_search_scale.py --chunks 10000,100000 --queries 40
+    PYTHONPATH=<older tree> python bench/bench_search_scale.py --pgdata /tmp/x --queries 8   # before
 """
 
 from __future__ import annotations
@@ -28,25 +35,33 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
+import re
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if not os.environ.get("PYTHONPATH"):  # PYTHONPATH names another tree to measure (the "before" run)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from rag_pipeline import store
-from rag_pipeline.store import database
+from rag_pipeline.retrieval import search as retrieval
+from rag_pipeline.store import database, roles
 
 DIMENSION = 384
 SCRATCH = "bench_search_scale"
-RUN = "bench-run"
+SCIFACT = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "qa" / "scifact_beir"
 K = 10
+PER_VERSION = 10
 SPREAD = 0.8  # noise around a topic centre, as a share of the centre's length
+FILTERS = {"all": ["all-staff"], "50%": ["h0"], "1%": ["g0"], "as-of": ["all-staff"]}
+MODES = ("vector", "fulltext", "hybrid", "hybrid+rerank")
+WEIGHTS = "0" * 64
 
 
 def scratch_url(server_url: str, reset: bool, name: str = SCRATCH) -> str:
@@ -78,165 +93,210 @@ def topic_centres(count: int) -> np.ndarray | None:
     a later run share the loaded chunks' topics."""
     if count == 0:
         return None
-    centres = np.random.default_rng(7).standard_normal((count, DIMENSION), dtype=np.float32)
+    centres = np.random.default_rng(7).standard_normal((count, DIMENSION)).astype(np.float32)
     return centres / np.linalg.norm(centres, axis=1, keepdims=True)
 
 
-def load(conn: psycopg.Connection, chunks: int, per_version: int, groups: int, centres: np.ndarray | None,
-         seed: int) -> dict[str, float]:
-    """COPY the synthetic index, then build the HNSW index in one pass. Returns timings."""
+def sentences() -> list[str]:
+    found = []
+    with (SCIFACT / "corpus.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            doc = json.loads(line)
+            found += [s.strip() for s in re.split(r"(?<=[.!?])\s+", doc["title"] + ". " + doc["text"]) if len(s) > 20]
+    return found
+
+
+def load(conn: psycopg.Connection, chunks: int, seed: int) -> dict[str, float]:
+    """The synthetic index (module docstring); returns each step's seconds."""
     timings: dict[str, float] = {}
-    model_id = store.models.register_model(conn, {"name": "synthetic-384", "revision": "bench", "weights_sha256": "0" * 64,
+    pool, rnd, rng, centres = sentences(), random.Random(seed), np.random.default_rng(seed), topic_centres(1000)
+    model_id = store.models.register_model(conn, {"name": "synthetic-384", "revision": "bench", "weights_sha256": WEIGHTS,
                                                   "dimension": DIMENSION, "normalized": True, "max_tokens": 256})
-    conn.execute(f"DROP INDEX IF EXISTS chunks_embedding_hnsw_{DIMENSION}")  # rebuilt after the load, in one pass
-    versions = -(-chunks // per_version)
+    conn.execute(f"DROP INDEX IF EXISTS chunks_embedding_hnsw_{DIMENSION}")
+    conn.execute("DROP INDEX IF EXISTS chunks_tsv")
+    docs = -(-chunks // PER_VERSION)
+    second = list(range(1, docs + 1, 10))  # documents with a second version
     started = time.perf_counter()
     with conn.transaction():
-        conn.execute("INSERT INTO runs (run_id, sources, status, model_id) VALUES (%s, '{bench}', 'published', %s)",
-                     (RUN, model_id))
-        conn.execute("INSERT INTO documents (id, source, uri) SELECT i, 'bench', 'doc-' || i FROM generate_series(1, %s) i",
-                     (versions,))
+        conn.execute("INSERT INTO runs (run_id, sources, status, model_id) VALUES ('bench', '{bench}', 'published', %s)", (model_id,))
+        conn.execute("INSERT INTO documents (id, source, uri) SELECT i, 'bench', 'doc-' || i FROM generate_series(1, %s) i", (docs,))
         conn.execute(
-            "INSERT INTO document_versions (id, document_id, version_no, kind, status, checksum, acl_groups, model_id,"
-            " run_id, valid_from) SELECT i, i, 1, 'content', 'live', 'c' || i, ARRAY['all-staff', 'g' || (i %% %s)],"
-            " %s, %s, now() - interval '1 day' FROM generate_series(1, %s) i",
-            (groups, model_id, RUN, versions),
-        )
-        conn.execute("CREATE TEMP TABLE staged (id bigint, embedding vector) ON COMMIT DROP")
-        rng = np.random.default_rng(seed)
-        with conn.cursor() as cur, cur.copy("COPY staged (id, embedding) FROM STDIN WITH (FORMAT BINARY)") as copy:
-            copy.set_types(["int8", "vector"])
-            for start in range(0, chunks, 10_000):
-                block = normalised(rng, min(10_000, chunks - start), centres)
-                for offset, vector in enumerate(block):
-                    copy.write_row((start + offset, vector))
+            "INSERT INTO document_versions (id, document_id, version_no, kind, status, checksum, acl_groups, model_id, run_id,"
+            " valid_from, valid_to) SELECT i, i, 1, 'content', CASE WHEN i %% 10 = 1 THEN 'superseded' ELSE 'live' END,"
+            " 'c' || i, ARRAY['all-staff', 'g' || (i %% 100), 'h' || (i %% 2)], %s, 'bench', now() - interval '2 days',"
+            " CASE WHEN i %% 10 = 1 THEN now() - interval '1 day' END FROM generate_series(1, %s) i",
+            (model_id, docs))
         conn.execute(
-            "INSERT INTO chunks (id, version_id, ord, char_start, char_end, token_count, content_hash, text, model_id,"
-            " embedding, tsv) SELECT id + 1, id / %s + 1, id %% %s, 0, 1, 1, 'h' || id, 'x', %s, embedding, ''::tsvector"
-            " FROM staged",
-            (per_version, per_version, model_id),
-        )
-    timings["copy_s"] = time.perf_counter() - started
-    started = time.perf_counter()
+            "INSERT INTO document_versions (id, document_id, version_no, kind, status, checksum, acl_groups, model_id, run_id,"
+            " valid_from) SELECT %s + i, i, 2, 'content', 'live', 'd' || i, ARRAY['all-staff', 'g' || (i %% 100), 'h' || (i %% 2)],"
+            " %s, 'bench', now() - interval '1 day' FROM unnest(%s::int[]) i",
+            (docs, model_id, second))
+        conn.execute("CREATE TEMP TABLE staged (version_id bigint, ord int, text text, embedding vector) ON COMMIT DROP")
+        versions = [(v, n) for v in range(1, docs + 1) for n in range(min(PER_VERSION, chunks - (v - 1) * PER_VERSION))]
+        versions += [(docs + d, n) for d in second for n in range(PER_VERSION)]
+        with conn.cursor() as cur, cur.copy("COPY staged FROM STDIN WITH (FORMAT BINARY)") as copy:
+            copy.set_types(["int8", "int4", "text", "vector"])
+            for start in range(0, len(versions), 10_000):
+                block = versions[start:start + 10_000]
+                for (version, ordinal), vector in zip(block, normalised(rng, len(block), centres), strict=True):
+                    copy.write_row((version, ordinal, " ".join(rnd.choices(pool, k=rnd.randint(3, 6))), vector))
+        conn.execute(
+            "INSERT INTO chunks (version_id, ord, char_start, char_end, token_count, content_hash, text, model_id,"
+            " embedding, ts_config, tsv) SELECT version_id, ord, 0, length(text), array_length(regexp_split_to_array(text, '\\s+'), 1),"
+            " md5(text), text, %s, embedding, 'english', to_tsvector('english', text) FROM staged ORDER BY version_id, ord",
+            (model_id,))
+    timings["insert_s"] = time.perf_counter() - started
+    if hasattr(store, "bm25_stats"):
+        started = time.perf_counter()
+        with conn.transaction():
+            store.bm25_stats.rebuild(conn)
+        timings["statistics_s"] = time.perf_counter() - started
     conn.execute("SET maintenance_work_mem = '2GB'")
+    started = time.perf_counter()
+    conn.execute("CREATE INDEX chunks_tsv ON chunks USING gin (tsv)")
+    timings["gin_build_s"] = time.perf_counter() - started
+    started = time.perf_counter()
     with conn.transaction():
         store.models.ensure_vector_index(conn, DIMENSION)
     timings["hnsw_build_s"] = time.perf_counter() - started
-    conn.execute("ANALYZE chunks")
-    conn.execute("ANALYZE document_versions")
+    conn.execute("VACUUM ANALYZE chunks")
+    conn.execute("VACUUM ANALYZE document_versions")
     return timings
 
 
-def loaded_chunks(conn: psycopg.Connection) -> int:
-    return conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+def sizes(conn: psycopg.Connection) -> dict[str, float]:
+    """Bytes per chunk of the chunks table, each index and the full-text statistics."""
+    n = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    found = {"chunks": n}
+    for name in ("chunks", "chunks_tsv", f"chunks_embedding_hnsw_{DIMENSION}", "fts_acl_terms", "fts_acl_corpus"):
+        size = conn.execute("SELECT pg_total_relation_size(to_regclass(%s))", (name,)).fetchone()[0]
+        if size is not None:
+            found[f"{name}_bytes_per_chunk"] = round(size / n, 1)
+    if conn.execute("SELECT 1 FROM information_schema.columns WHERE table_name = 'chunks' AND column_name = 'bm25'").fetchone():
+        found["bm25_column_bytes_per_chunk"] = round(float(conn.execute("SELECT avg(pg_column_size(bm25)) FROM chunks").fetchone()[0]), 1)
+    return found
 
 
-def model_id_of(conn: psycopg.Connection) -> int:
-    return conn.execute("SELECT id FROM embedding_models WHERE name = 'synthetic-384'").fetchone()[0]
+class FixedEncoder:
+    """Stands in for the model: returns the query vector the bench drew, under the synthetic
+    model's identity (the search checks the index was embedded with the model it is given)."""
+
+    identity = SimpleNamespace(weights_sha256=WEIGHTS, numerics="fp32", name="synthetic-384")
+
+    def __init__(self) -> None:
+        self.vector = np.zeros(DIMENSION, dtype=np.float32)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self.vector for _ in texts])
 
 
-def run_mode(conn: psycopg.Connection, model_id: int, queries: np.ndarray, groups: list[str],
-             plan_for: Callable[[psycopg.Connection], store.search.VectorPlan]) -> tuple[list[list[int]], list[float], list[dict]]:
-    """Top-k ids, latency (plan + search) and plan record per query."""
-    found, times, plans = [], [], []
-    for vector in queries:
-        started = time.perf_counter()
-        plan = plan_for(conn)
-        rows = store.search.search_chunks(conn, vector, "", groups, model_id, K, plan=plan, mode="vector")
-        times.append(time.perf_counter() - started)
-        found.append([r["chunk_id"] for r in rows])
-        plans.append(plan.to_dict())
-    return found, times, plans
+def timed_searches(url: str, claims: list[str], vectors: np.ndarray, as_of) -> dict[str, dict[str, list[float]]]:
+    """Milliseconds per search, by filter and mode, as the reader role."""
+    encoder = FixedEncoder()
+    times: dict[str, dict[str, list[float]]] = {}
+    with database.connect_as(url, roles.READER) as conn:
+        for claim, vector in zip(claims, vectors, strict=True):  # a service's caches are warm: so are ours
+            encoder.vector = vector
+            retrieval.search(conn, encoder, claim, ["all-staff"], k=K, mode="hybrid", log=False)
+        for label, groups in FILTERS.items():
+            when = as_of if label == "as-of" else None
+            for mode in MODES:
+                encoder.vector = vectors[0]
+                retrieval.search(conn, encoder, claims[0], groups, k=K, mode=mode, as_of=when)  # warm: plans
+                found = times.setdefault(label, {}).setdefault(mode, [])
+                for claim, vector in zip(claims, vectors, strict=True):
+                    encoder.vector = vector
+                    started = time.perf_counter()
+                    retrieval.search(conn, encoder, claim, groups, k=K, mode=mode, as_of=when)
+                    found.append((time.perf_counter() - started) * 1000)
+            print(f"  {label}: timed", flush=True)
+    return times
 
 
-def recall(found: list[list[int]], truth: list[list[int]]) -> float:
-    hits = sum(len(set(f) & set(t)) for f, t in zip(found, truth, strict=True))
-    return hits / max(1, sum(len(t) for t in truth))
+def recalls(url: str, claims: list[str], vectors: np.ndarray, as_of) -> dict[str, dict[str, float]]:
+    """Recall@10 of each branch against its exact computation, by filter (superuser)."""
+    from rag_pipeline.store import bm25
+    from rag_pipeline.store.search import EXACT, View
+
+    found: dict[str, dict[str, float]] = {}
+    with database.connect(url) as conn:
+        model_id = conn.execute("SELECT id FROM embedding_models WHERE name = 'synthetic-384'").fetchone()[0]
+        for label, groups in FILTERS.items():
+            view = View(as_of=as_of) if label == "as-of" else View()
+            vector_hits = fulltext_hits = vector_total = fulltext_total = 0
+            for claim, vector in zip(claims, vectors, strict=True):
+                plan = store.search.plan_vector(conn, groups, model_id, view)
+                got = [r["chunk_id"] for r in store.search.search_chunks(conn, vector, claim, groups, model_id, K, view, mode="vector", plan=plan)]
+                exact = [r["chunk_id"] for r in store.search.search_chunks(conn, vector, claim, groups, model_id, K, view, mode="vector", plan=EXACT)]
+                vector_hits, vector_total = vector_hits + len(set(got) & set(exact)), vector_total + len(exact)
+                got = [r["chunk_id"] for r in store.search.search_chunks(conn, vector, claim, groups, model_id, K, view, mode="fulltext")]
+                terms, live = bm25.query_terms(conn, claim, None, groups)
+                exact = bm25.rank(conn, terms, store.search._where(view), store.search._version_filter(view),
+                                  store.search._filter_params(groups, model_id, view), K, budget=None,
+                                  loose_bound=view != View(), live_chunks=live).ids
+                fulltext_hits, fulltext_total = fulltext_hits + len(set(got) & set(exact)), fulltext_total + len(exact)
+            found[label] = {"vector": vector_hits / max(vector_total, 1), "fulltext": fulltext_hits / max(fulltext_total, 1)}
+    return found
+
+
+def percentiles(ms: list[float]) -> dict[str, float]:
+    return {f"p{q}": round(float(np.percentile(ms, q)), 1) for q in (50, 95, 99)}
+
+
+def run_size(server: str, chunks: int, args: argparse.Namespace) -> dict:
+    name = f"bench_search_{chunks}"
+    url = scratch_url(server, reset=args.reload, name=name)
+    figures: dict = {"chunks": chunks}
+    with database.connect(url) as conn:
+        live = conn.execute("SELECT count(*) FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+                            " WHERE v.status = 'live'").fetchone()[0]
+    if live != chunks:
+        url = scratch_url(server, reset=True, name=name)
+        with database.connect(url) as conn:
+            figures["build_s"] = {k: round(v, 1) for k, v in load(conn, chunks, seed=11).items()}
+            figures["build_ms_per_chunk"] = round(sum(figures["build_s"].values()) * 1000 / chunks, 2)
+        print(f"{chunks:,} chunks built: {figures['build_s']}", flush=True)
+    with database.connect(url) as conn:
+        figures["sizes"] = sizes(conn)
+        as_of = conn.execute("SELECT min(valid_from) + interval '12 hours' FROM document_versions").fetchone()[0]
+    with (SCIFACT / "queries.jsonl").open(encoding="utf-8") as f:
+        claims = random.Random(5).sample([json.loads(line)["text"] for line in f], args.queries)
+    vectors = normalised(np.random.default_rng(99), args.queries, topic_centres(1000))
+    load_before = os.getloadavg()
+    times = timed_searches(url, claims, vectors, as_of)
+    figures["latency_ms"] = {f: {m: percentiles(v) for m, v in modes.items()} for f, modes in times.items()}
+    if args.sample and "bm25" in dir(store):
+        figures["recall_at_10"] = recalls(url, claims[:args.sample], vectors[:args.sample], as_of)
+    figures["load_average"] = [round(x, 2) for x in load_before] + [round(x, 2) for x in os.getloadavg()]
+    return figures
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--chunks", type=int, default=200_000)
-    parser.add_argument("--per-version", type=int, default=20)
-    parser.add_argument("--groups", type=int, default=100, help="a caller in g0 passes 1/GROUPS of the chunks")
-    parser.add_argument("--queries", type=int, default=100)
-    parser.add_argument("--topics", type=int, default=1000,
-                        help="chunks and queries lie around this many random topic centres; 0 = uniform on the sphere")
+    parser.add_argument("--chunks", default="10000,100000", help="comma-separated corpus sizes (live chunks)")
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--sample", type=int, default=20, help="queries whose recall@10 is measured (0: none)")
     parser.add_argument("--pgdata", type=Path, default=Path("/tmp/rag-bench-search/pgdata"))
-    parser.add_argument("--reload", action="store_true", help="rebuild the scratch database even if it holds --chunks")
+    parser.add_argument("--reload", action="store_true", help="rebuild the scratch databases")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
-
-    load_avg = os.getloadavg()
-    url = scratch_url(database.embedded_url(args.pgdata), reset=False)
-    timings: dict[str, float] = {}
-    with database.connect(url) as conn:
-        if args.reload or loaded_chunks(conn) != args.chunks:  # --reload after changing --topics
-            conn.close()
-            url = scratch_url(database.embedded_url(args.pgdata), reset=True)
-            conn = database.connect(url)
-            timings = load(conn, args.chunks, args.per_version, args.groups, topic_centres(args.topics), seed=12)
-            print(f"loaded {args.chunks:,} chunks: COPY {timings['copy_s']:.1f} s, HNSW build {timings['hnsw_build_s']:.1f} s",
-                  flush=True)
-        model_id = model_id_of(conn)
-        queries = normalised(np.random.default_rng(99), args.queries, topic_centres(args.topics))
-        index_plan = store.search.plan_vector(conn, ["all-staff"], model_id)
-        forced = store.search.VectorPlan("index", -1, DIMENSION, store.search.EXACT_MAX_ROWS, f"chunks_embedding_hnsw_{DIMENSION}",
-                                         store.search.EF_SEARCH, store.search.MAX_SCAN_TUPLES)
-        plain = store.search.VectorPlan("index", -1, DIMENSION, store.search.EXACT_MAX_ROWS, f"chunks_embedding_hnsw_{DIMENSION}", 40, 20_000, "off")
-        chosen = lambda groups: lambda c: store.search.plan_vector(c, groups, model_id)  # noqa: E731
-        fixed = lambda plan: lambda c: plan  # noqa: E731
-        lower_ef = {ef: store.search.VectorPlan("index", -1, DIMENSION, store.search.EXACT_MAX_ROWS, f"chunks_embedding_hnsw_{DIMENSION}", ef,
-                                                store.search.MAX_SCAN_TUPLES) for ef in (40, 100)}
-        modes = {
-            "unfiltered/index": (["all-staff"], chosen(["all-staff"]), "unfiltered/exact"),
-            "unfiltered/ef100": (["all-staff"], fixed(lower_ef[100]), "unfiltered/exact"),
-            "unfiltered/ef40": (["all-staff"], fixed(lower_ef[40]), "unfiltered/exact"),
-            "unfiltered/exact": (["all-staff"], fixed(store.search.EXACT), "unfiltered/exact"),
-            "1%/chosen": (["g0"], chosen(["g0"]), "1%/exact"),
-            "1%/exact": (["g0"], fixed(store.search.EXACT), "1%/exact"),
-            "1%/hnsw-plain": (["g0"], fixed(plain), "1%/exact"),
-            "1%/hnsw-iterative": (["g0"], fixed(forced), "1%/exact"),
-        }
-        store.search.search_chunks(conn, queries[0], "", ["all-staff"], model_id, K, plan=index_plan, mode="vector")  # warm
-        explain = explain_vector(conn, queries[0], model_id, index_plan)
-        results: dict[str, dict] = {}
-        for name, (groups, plan_for, _) in modes.items():
-            found, times, plans = run_mode(conn, model_id, queries, groups, plan_for)
-            results[name] = {"found": found, "times": times, "strategy": plans[0]["strategy"],
-                             "estimate": plans[0]["estimate"], "estimate_capped": plans[0]["estimate_capped"]}
-            print(f"  {name}: done", flush=True)
-        filtered_rows = store.search.plan_vector(conn, ["g0"], model_id).estimate
-    base_p95 = float(np.percentile(results["unfiltered/index"]["times"], 95))
-    table = []
-    for name, (_, _, truth) in modes.items():
-        r = results[name]
-        p50, p95 = (float(np.percentile(r["times"], q)) * 1000 for q in (50, 95))
-        table.append({"mode": name, "strategy": r["strategy"], "estimate": r["estimate"],
-                      "recall_at_10": round(recall(r["found"], results[truth]["found"]), 4),
-                      "rows_per_query": round(float(np.mean([len(f) for f in r["found"]])), 2),
-                      "p50_ms": round(p50, 2), "p95_ms": round(p95, 2), "p95_vs_unfiltered_index": round(p95 / 1000 / base_p95, 2)})
-    summary = {"chunks": args.chunks, "topics": args.topics, "spread": SPREAD, "filtered_rows": filtered_rows, "filtered_share": filtered_rows / args.chunks,
-               "queries": args.queries, "k": K, "exact_max_rows": store.search.EXACT_MAX_ROWS,
-               "ef_search": store.search.EF_SEARCH, "max_scan_tuples": store.search.MAX_SCAN_TUPLES,
-               "index_used_unfiltered": f"chunks_embedding_hnsw_{DIMENSION}" in explain,
-               "load_avg_start": [round(x, 2) for x in load_avg], "load_avg_end": [round(x, 2) for x in os.getloadavg()],
-               **{k: round(v, 1) for k, v in timings.items()}, "modes": table}
-    print(f"\n{args.chunks:,} chunks, {filtered_rows:,} ({filtered_rows / args.chunks:.2%}) pass the filter g0, "
-          f"{args.queries} queries, k={K}; the unfiltered query's plan uses the HNSW index: {summary['index_used_unfiltered']}")
-    print(f"{'mode':<20} {'strategy':<8} {'recall@10':>9} {'rows':>5} {'p50 ms':>8} {'p95 ms':>8} {'p95/unfiltered':>14}")
-    for row in table:
-        print(f"{row['mode']:<20} {row['strategy']:<8} {row['recall_at_10']:>9.4f} {row['rows_per_query']:>5.1f} "
-              f"{row['p50_ms']:>8.2f} {row['p95_ms']:>8.2f} {row['p95_vs_unfiltered_index']:>14.2f}")
-    print(f"load average {summary['load_avg_start']} -> {summary['load_avg_end']}")
-    print(json.dumps(summary))
+    server = database.embedded_url(args.pgdata)
+    results = [run_size(server, int(n), args) for n in args.chunks.split(",")]
+    for r in results:
+        print(f"\n{r['chunks']:,} live chunks, {args.queries} queries, k={K}, reader role; load {r['load_average']}")
+        print(f"sizes per chunk: {r['sizes']}")
+        if "build_s" in r:
+            print(f"build: {r['build_s']} ({r['build_ms_per_chunk']} ms per chunk)")
+        print("| filter | mode | p50 ms | p95 ms | p99 ms |")
+        print("|---|---|---:|---:|---:|")
+        for label, modes in r["latency_ms"].items():
+            for mode, p in modes.items():
+                print(f"| {label} | {mode} | {p['p50']} | {p['p95']} | {p['p99']} |")
+        if "recall_at_10" in r:
+            print("recall@10 vs exact:", json.dumps(r["recall_at_10"]))
+    print(json.dumps(results))
     if args.json:
-        args.json.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-
-
-def explain_vector(conn: psycopg.Connection, vector: np.ndarray, model_id: int, plan: store.search.VectorPlan) -> str:
-    """The plan PostgreSQL picks for the search under `plan` (text)."""
-    return store.search.explain_search(conn, vector, "", ["all-staff"], model_id, K, plan=plan, mode="vector")
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -52,8 +52,11 @@ def _print(result: Explanation) -> None:
     out.print(f"  query {shown(repr(s['query']))}  groups {shown(','.join(s['groups']) or '(none)')}"
               f"  as of {when(s['as_of']) if s['as_of'] else 'live'}  k {s['k']}"
               f"  model {shown(s['model_name'] or '-')} {shown(s['model_revision'] or '')}")
-    if s.get("strategy"):
-        out.print(f"  vector search {_strategy(s['strategy'])}")
+    strategy = s.get("strategy") or {}
+    if strategy.get("strategy"):
+        out.print(f"  vector search {_strategy(strategy)}")
+    if strategy.get("fulltext"):
+        out.print(f"  full-text search {_fulltext(strategy['fulltext'])}")
     for label, rows in (("returned", s["results"]), ("runners-up", s["candidates"])):
         if rows:
             out.print(f"  {label}:")
@@ -78,6 +81,14 @@ def _strategy(strategy: dict[str, Any]) -> str:
         line += (f", index {strategy['index']} ef_search {strategy.get('ef_search')}"
                  f" iterative scan {strategy.get('iterative_scan')}")
     return shown(line)
+
+
+def _fulltext(record: dict[str, Any]) -> str:
+    """How the full-text branch ranked: the terms taken rarest first, the rows it read, and
+    whether the bound proved its list exact (store/bm25.py)."""
+    proof = "proven exact" if record.get("exact") else f"exact down to rank {record.get('exact_depth')}"
+    return shown(f"BM25 over {record.get('matched')} candidate rows ({record.get('tries')} tries,"
+                 f" {record.get('taken')} of {record.get('terms')} terms taken): {proof}")
 
 
 def _branches(record: dict[str, Any]) -> str:

@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rag_pipeline.cli.common import as_of, connection, embedder, groups, load_config, refusal_threshold
+from rag_pipeline.cli.common import as_of, connection, embedder, groups, load_config
 from rag_pipeline.cli.output import console, emit_json, pages, shown
 from rag_pipeline.common import heap
 from rag_pipeline.errors import EXIT_FAILURE, EXIT_OK, PipelineError, UsageError
@@ -51,7 +51,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         from rag_pipeline.retrieval.search import search
 
         hits = search(conn, model, args.query, caller_groups, k=args.k, as_of=when, user=args.user)
-        decision = _decision(conn, config, hits, caller_groups, when)
+        decision = _decision(config, hits)
     if args.json:
         emit_json({"query": args.query, "groups": caller_groups, "as_of": when, "k": args.k,
                    **_answer(hits, decision)})
@@ -70,16 +70,12 @@ def _answer(hits: Results, decision: Decision) -> dict[str, Any]:
             "results": [h.to_dict() for h in hits]}
 
 
-def _decision(conn: psycopg.Connection, config: Config, hits: list[Hit], caller_groups: list[str],
-              when: datetime | None) -> Decision:
-    """Whether the index answers: the first result's answer score against the threshold in force."""
-    from rag_pipeline import store
-    from rag_pipeline.retrieval.refusal import decide
+def _decision(config: Config, hits: Results) -> Decision:
+    """Whether the index answers: the first result's answer score against the threshold in force
+    (the calibration the search read with its model, in its first round trip)."""
+    from rag_pipeline.retrieval.refusal import decide, threshold_from
 
-    with conn.transaction():  # the reader sees the index (and its model) through the caller's groups
-        store.search_log.set_session_groups(conn, caller_groups)
-        threshold = refusal_threshold(conn, config, when)
-    return decide(hits, threshold)
+    return decide(hits, threshold_from(hits.calibration, config.evaluation.refusal_score))
 
 
 def _print_hits(query: str, caller_groups: list[str], hits: list[Hit]) -> None:
@@ -152,7 +148,7 @@ def _search_batch(conn: psycopg.Connection, config: Config, model: Embedder, pat
                     raise ValueError("'user' must be a string")
                 line_when = parse_time(line_as_of) if line_as_of else when
                 hits = search(conn, model, query, line_groups, k=k, as_of=line_when, user=line_user)
-                decision = _decision(conn, config, hits, line_groups, line_when)
+                decision = _decision(config, hits)
                 emit_json({"id": request.get("id"), "query": query, **_answer(hits, decision)})
             except (ValueError, UnicodeDecodeError, PipelineError) as exc:  # JSONDecodeError is a ValueError
                 failed += 1

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -173,7 +174,15 @@ def threshold_for(conn: psycopg.Connection, model_id: int | None, mode: str, fal
     """The newest calibration of the index's model and this mode, else the config's similarity
     threshold."""
     found = store.refusal.latest_calibration(conn, model_id, mode) if model_id is not None else None
+    return threshold_from(found, fallback)
+
+
+def threshold_from(found: dict | None, fallback: float) -> Threshold:
+    """The threshold of a calibration row (as read by threshold_for, or as JSON by a search's own
+    statement: `Results.calibration`), else the config's similarity threshold."""
     if found is None:
         return Threshold(fallback, "evaluation.refusal_score in the config; not calibrated yet")
-    return Threshold(float(found["threshold"]), f"calibrated {found['calibrated_at']:%Y-%m-%d %H:%M} from {found['eval_set']}",
+    at = found["calibrated_at"]
+    at = datetime.fromisoformat(at) if isinstance(at, str) else at
+    return Threshold(float(found["threshold"]), f"calibrated {at:%Y-%m-%d %H:%M} from {found['eval_set']}",
                      coverage_weight=float(found["coverage_weight"]))

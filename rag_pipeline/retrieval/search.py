@@ -20,6 +20,7 @@ from rag_pipeline import store
 from rag_pipeline.embedding import Embedder, ModelError
 from rag_pipeline.errors import UsageError
 from rag_pipeline.retrieval import rerank
+from rag_pipeline.store._sql import pipelined_transaction
 
 MAX_QUERY_CHARS = 2000  # the model reads 256 tokens; a longer "query" is a document, not a question
 MAX_GROUPS = 256  # a caller in more groups than this is a configuration error, not a user
@@ -82,6 +83,8 @@ class Results(list[Hit]):
     logged): what `rag-pipeline explain` takes."""
 
     log_id: int | None = None
+    model_id: int | None = None  # the index's model the query was embedded for
+    calibration: dict[str, Any] | None = None  # the refusal calibration in force (refusal.threshold_from)
 
 
 def check_model(conn: psycopg.Connection, embedder: Embedder, view: store.search.View = store.search.View()) -> int | None:
@@ -89,13 +92,17 @@ def check_model(conn: psycopg.Connection, embedder: Embedder, view: store.search
     model_id = store.search.index_model_id(conn, view)
     if model_id is None:
         return None
-    indexed = store.models.model_by_id(conn, model_id) or {}
+    return _checked(store.models.model_by_id(conn, model_id) or {}, embedder)
+
+
+def _checked(indexed: dict[str, Any], embedder: Embedder) -> int:
+    """The indexed model's id, when the loaded model is that model; else ModelError."""
     if (indexed.get("weights_sha256"), indexed.get("numerics", "fp32")) != (embedder.identity.weights_sha256, embedder.identity.numerics):
         raise ModelError(
             f"the index was embedded with {indexed.get('name')} ({indexed.get('revision')}); "
             f"queries must use that model but {embedder.identity.name} is configured"
         )
-    return model_id
+    return int(indexed["id"])
 
 
 def search(
@@ -114,41 +121,61 @@ def search(
     """The k best chunks the groups may see, live or as of a time, by `mode`: one branch alone
     (vector, fulltext), both fused by reciprocal rank (hybrid), or fused then reordered by the
     deterministic rerank stage (hybrid+rerank, the default). `user` is the caller's identity as
-    the application received it; it is logged as given."""
+    the application received it; it is logged as given.
+
+    Three round trips in all (psycopg's pipeline mode sends what needs no answer with the next
+    statement that does): the transaction, the caller's groups and `store.search.prepare` (model,
+    plan, full-text terms and statistics, refusal calibration, log id); the search statement
+    (both branches, the fusion and the first full-text try); the log row and the commit. Only a
+    full-text try whose bound fails adds a round trip (two at most per extra try)."""
     check_request(query, groups, user)
     if mode not in MODES:
         raise QueryError(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
     view = store.search.View(as_of=as_of, preview_run=preview_run)
     groups = sorted({g.strip() for g in groups if g and g.strip()})
-    with conn.transaction():  # the groups set below hold for this transaction only
-        searched_at = conn.execute("SELECT now()").fetchone()[0]
+    with pipelined_transaction(conn):  # the groups set below hold for this transaction only
         store.search_log.set_session_groups(conn, groups)
-        model_id = check_model(conn, embedder, view)
+        prepared = store.search.prepare(conn, query, groups, view, vector=mode != "fulltext",
+                                        calibration_mode=DEFAULT_MODE, log=log)
+        model_id = None if prepared.model is None else _checked(prepared.model, embedder)
         ranked: list[Hit] = []
-        plan: store.search.VectorPlan | None = None
+        plan = prepared.plan
+        fulltext: dict[str, Any] | None = None
         if model_id is not None and groups and query.strip():
             vector = embedder.encode([query])[0]
             reranked = mode == "hybrid+rerank"
             fetch = max(k, min(k + RUNNERS_UP, store.search.CANDIDATES))  # the same candidate pool as k alone
             depth = max(fetch, RERANK_DEPTH) if reranked else fetch
-            if mode != "fulltext":  # the vector branch's strategy, from the selectivity of the filter
-                plan = store.search.plan_vector(conn, groups, model_id, view)
             rows = store.search.search_chunks(conn, vector, query, groups, model_id, depth, view,
                                               candidates=max(store.search.CANDIDATES, depth),
                                               mode="hybrid" if reranked else mode,
-                                              plan=plan or store.search.EXACT)
+                                              plan=plan or store.search.EXACT, terms=prepared.terms,
+                                              transaction=False)
             ranked = [_hit(r) for r in rows]
+            fulltext = rows[0].get("fulltext_plan") if rows else None
             if reranked:
                 ranked = rerank_hits(query, ranked)[:fetch]
         hits = Results(ranked[:k])
+        hits.model_id, hits.calibration = model_id, prepared.calibration
         if log:
             hits.log_id = store.search_log.log_search(
                 conn, query=query, groups=groups, as_of=as_of, model_id=model_id, k=k,
                 results=[h.to_dict(with_text=False) for h in hits],
                 candidates=[h.to_dict(with_text=False) for h in ranked[k:]],
-                caller=user, searched_at=searched_at, strategy=plan.to_dict() if plan else None,
+                caller=user, searched_at=prepared.searched_at, strategy=_strategy(plan, fulltext),
+                log_id=prepared.log_id,
             )
     return hits
+
+
+def _strategy(plan: store.search.VectorPlan | None, fulltext: dict[str, Any] | None) -> dict[str, Any] | None:
+    """How the search ran, for the log: the vector plan's record, and in hybrid modes under
+    `fulltext` the full-text branch's (terms taken rarest first, rows read, whether the MaxScore
+    bound proved it exact). A full-text search logs the latter alone, under the same key."""
+    found = plan.to_dict() if plan is not None else None
+    if fulltext:
+        found = {**(found or {}), "fulltext": fulltext}
+    return found
 
 
 def check_request(query: str, groups: list[str], user: str | None) -> None:

@@ -5,6 +5,8 @@ an open connection and documents whether it commits; document writes are one tra
 """
 
 from rag_pipeline.store import (
+    bm25,
+    bm25_stats,
     embeddings,
     history,
     migrations,
@@ -24,6 +26,8 @@ from rag_pipeline.store import (
 )
 
 __all__ = [
+    "bm25",
+    "bm25_stats",
     "embeddings",
     "history",
     "migrations",

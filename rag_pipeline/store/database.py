@@ -31,7 +31,7 @@ from pgvector.psycopg.bit import register_bit_info
 from pgvector.psycopg.halfvec import register_halfvec_info
 from pgvector.psycopg.sparsevec import register_sparsevec_info
 from pgvector.psycopg.vector import register_vector_info
-from psycopg.conninfo import conninfo_to_dict
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types import TypeInfo
 
 from rag_pipeline.errors import PipelineError
@@ -263,9 +263,17 @@ def _as_url(params: dict[str, object], scheme: str = "postgresql") -> str:
 
 def connect(url: str, *, autocommit: bool = True) -> psycopg.Connection:
     """A connection with pgvector types registered. Autocommit, so every `conn.transaction()`
-    block is a real transaction and its end a real commit (never a forgotten savepoint)."""
+    block is a real transaction and its end a real commit (never a forgotten savepoint).
+
+    Prepared statements get a plan for their parameters every time (plan_cache_mode
+    force_custom_plan, a startup option: no round trip): a generic plan, chosen without the
+    values, would not use the partial vector index nor see how selective the caller's groups
+    are, so without it a search could not be prepared; with it, statements run again and again
+    (a batch of searches) skip parsing, and psycopg's automatic preparation is safe everywhere."""
     try:
-        conn = psycopg.connect(url, autocommit=autocommit)
+        params = conninfo_to_dict(url)
+        params["options"] = f"{params.get('options') or ''} -c plan_cache_mode=force_custom_plan".strip()
+        conn = psycopg.connect(make_conninfo(**params), autocommit=autocommit)
     except psycopg.OperationalError as exc:
         raise DatabaseError(f"cannot connect to PostgreSQL: {exc}") from exc
     try:

@@ -11,6 +11,7 @@ exact scan over few rows is cheap; a broad filter is the opposite."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from rag_pipeline.store import bm25
 from rag_pipeline.store._sql import rows
 
 
@@ -89,8 +91,6 @@ def _visibility(view: View) -> str:
     return _VISIBLE_LIVE
 
 
-BM25_K1 = 0.9  # term-frequency saturation and length normalisation: Anserini's BEIR defaults
-BM25_B = 0.4
 RRF_K = 60
 MODES = ("vector", "fulltext", "hybrid")
 
@@ -137,29 +137,103 @@ def plan_vector(
     estimate = conn.execute(
         f"SELECT count(*) FROM ({passed} LIMIT %(limit)s) passed",  # noqa: S608 -- fixed fragments
         {**_filter_params(groups, model_id, view), "limit": limit + 1},
-        prepare=False,  # a generic plan cannot pick the plan for these groups (see _sql.rows)
+        prepare=True,  # planned for these groups every time (see _sql.rows)
     ).fetchone()[0]
+    return _plan(estimate, dimension, index, limit)
+
+
+def _plan(estimate: int, dimension: int | None, index: str | None, limit: int) -> VectorPlan:
     if index is None or estimate <= limit:
         return VectorPlan("exact", estimate, dimension, limit)
     return VectorPlan("index", estimate, dimension, limit, index, EF_SEARCH, MAX_SCAN_TUPLES)
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What a search reads before it embeds the query, in one statement: the time it is logged
+    at, the view's model (its embedding_models row), the query's full-text terms with the
+    caller's statistics, the vector plan, the refusal calibration in force for that model and
+    `calibration_mode`, and the search log id the search will be written under (None: not logged)."""
+
+    searched_at: datetime
+    model: dict[str, Any] | None
+    terms: tuple[list[bm25.Term], int]
+    plan: VectorPlan | None
+    calibration: dict[str, Any] | None
+    log_id: int | None
+
+
+def prepare(
+    conn: psycopg.Connection, query_text: str, groups: Sequence[str], view: View = View(), *,
+    vector: bool = True, calibration_mode: str | None = None, log: bool = False, exact_max_rows: int | None = None,
+) -> Prepared:
+    """One round trip for everything `search_chunks` and the refusal decision need besides the
+    query vector (run it in the caller's transaction, after set_session_groups): the model of
+    the view (the newest visible content version's: a sync never mixes models), the vector
+    plan's estimate counted as `plan_vector` counts it (when `vector`), the query's terms and
+    statistics (store/bm25.py), the calibration, and a search log id (when `log`)."""
+    limit = EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows
+    where = _where(view).replace("c.model_id = %(model_id)s", "v.model_id = (SELECT id FROM search_model)")
+    estimate = (f"(SELECT count(*) FROM (SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id"  # noqa: S608 -- fixed fragments
+                f" WHERE {where} LIMIT %(limit)s) passed)") if vector else "NULL::bigint"
+    sql = f"""
+    WITH RECURSIVE {bm25.TERM_CTES}, search_model AS MATERIALIZED (
+        SELECT e.* FROM embedding_models e WHERE e.id = ({_model_sql(view)})
+    )
+    SELECT now() AS searched_at, (SELECT row_to_json(m) FROM search_model m) AS model,
+           to_regclass(format('chunks_embedding_hnsw_%%s', (SELECT dimension FROM search_model)))::text AS index,
+           {estimate} AS estimate,
+           (SELECT row_to_json(r) FROM refusal_calibrations r WHERE r.model_id = (SELECT id FROM search_model)
+             AND r.mode = %(calibration_mode)s ORDER BY r.calibrated_at DESC, r.id DESC LIMIT 1) AS calibration,
+           CASE WHEN %(log)s THEN nextval(pg_get_serial_sequence('search_log', 'id')) END AS log_id,
+           {bm25.TERM_COLUMNS}
+    """  # noqa: S608 -- fixed fragments; values are parameters
+    params = {**_filter_params(groups, 0, view), **bm25.term_params(query_text, groups, live=view == View()),
+              "limit": limit + 1, "calibration_mode": calibration_mode, "log": log}
+    found = rows(conn, sql, params, prepare=True)[0]
+    model = found["model"]
+    plan = None
+    if vector and model is not None:
+        plan = _plan(int(found["estimate"]), model["dimension"], found["index"], limit)
+    return Prepared(found["searched_at"], model, bm25.terms_from(found["fts_terms"], found["fts_live"]), plan,
+                    found["calibration"], found["log_id"])
+
+
+def _model_sql(view: View) -> str:
+    """The model of the index a view shows: the newest visible content version's (a sync refuses
+    to mix models, so any visible version would do). The live index's is rag_live_model()
+    (migration 015: index metadata any role may read, found without the caller's groups)."""
+    if view == View():
+        return "SELECT rag_live_model()"
+    return (f"SELECT v.model_id FROM document_versions v WHERE {_visibility(view)} AND v.kind = 'content'"  # noqa: S608 -- fixed fragment
+            " AND v.model_id IS NOT NULL ORDER BY v.id DESC LIMIT 1")
+
+
 def _where(view: View) -> str:
     """The filter of every branch: the view's versions, the caller's groups, the model."""
-    return f"{_visibility(view)} AND v.acl_groups && %(groups)s::text[] AND c.model_id = %(model_id)s"
+    return f"{_version_filter(view)} AND c.model_id = %(model_id)s"
+
+
+def _version_filter(view: View) -> str:
+    """The versions a caller may see in the view (on `v`)."""
+    return f"{_visibility(view)} AND v.acl_groups && %(groups)s::text[]"
 
 
 def _filter_params(groups: Sequence[str], model_id: int, view: View) -> dict[str, Any]:
     return {"groups": list(groups), "model_id": model_id, "as_of": view.as_of, "preview_run": view.preview_run}
 
 
-def _vector_branch(plan: VectorPlan, where: str) -> str:
+def _vector_branch(plan: VectorPlan, where: str, view: View) -> str:
     """The `vec` CTE: candidate ids ranked by cosine distance, ties by id.
 
     The index strategy repeats the index's expression and predicate with the dimension as a
     literal (an int from the model's identity), which is how the planner matches a partial
     expression index; the walk is ordered by distance alone (what the index yields) and ranked
-    afterwards, since a relaxed-order iterative scan may return neighbours slightly out of order."""
+    afterwards, since a relaxed-order iterative scan may return neighbours slightly out of order.
+    Each walked chunk's version is checked by its own lookup (a LATERAL subquery the planner may
+    not flatten, OFFSET 0): joined as a set instead, the versions went into a hash join, which
+    cannot pass the walk's order on, so the walk ran to its tuple limit before anything was cut
+    (22,000 index tuples and 350 ms at 100,000 chunks, against 60 tuples)."""
     if plan.strategy != "index":
         return f"""
         SELECT c.id, row_number() OVER (ORDER BY c.embedding <=> %(qvec)s, c.id) AS rnk,
@@ -172,16 +246,18 @@ def _vector_branch(plan: VectorPlan, where: str) -> str:
     return f"""
         SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk, 1 - dist AS score FROM (
             SELECT c.id, {distance} AS dist
-            FROM chunks c JOIN document_versions v ON v.id = c.version_id
-            WHERE {where} AND vector_dims(c.embedding) = {dims}
+            FROM chunks c CROSS JOIN LATERAL (
+                SELECT 1 FROM document_versions v WHERE v.id = c.version_id AND {_version_filter(view)} OFFSET 0) seen
+            WHERE c.model_id = %(model_id)s AND vector_dims(c.embedding) = {dims}
             ORDER BY {distance} LIMIT %(cand)s) walked"""  # noqa: S608 -- fixed fragments and an int
 
 
 def _apply_index_settings(conn: psycopg.Connection, plan: VectorPlan) -> None:
-    """pgvector's settings for this transaction only (set_config(..., true) = SET LOCAL)."""
-    for name, value in (("hnsw.iterative_scan", plan.iterative_scan), ("hnsw.ef_search", plan.ef_search),
-                        ("hnsw.max_scan_tuples", plan.max_scan_tuples)):
-        conn.execute("SELECT set_config(%s, %s, true)", (name, str(value)))
+    """pgvector's settings for this transaction only (set_config(..., true) = SET LOCAL), in one
+    statement whose result nobody waits for."""
+    conn.execute("SELECT set_config('hnsw.iterative_scan', %s, true), set_config('hnsw.ef_search', %s, true),"
+                 " set_config('hnsw.max_scan_tuples', %s, true)",
+                 (plan.iterative_scan, str(plan.ef_search), str(plan.max_scan_tuples)))
 
 
 def index_ts_configs(conn: psycopg.Connection) -> list[str]:
@@ -197,20 +273,6 @@ def index_ts_configs(conn: psycopg.Connection) -> list[str]:
     return [r[0] for r in found]
 
 
-def query_terms(conn: psycopg.Connection, query_text: str, configs: Sequence[str]) -> list[tuple[str, str]]:
-    """(configuration, lexeme) for every distinct lexeme of the query under each configuration
-    the index uses: the query is normalised exactly as the chunks it is compared with, and
-    each configuration drops its own language's stop words."""
-    if not configs:
-        return []
-    found = conn.execute(
-        "SELECT DISTINCT cfg::text, t.lexeme FROM unnest(%s::regconfig[]) cfg,"
-        " unnest(to_tsvector(cfg, %s)) t ORDER BY 1, 2",
-        (list(configs), query_text),
-    ).fetchall()
-    return [(r[0], r[1]) for r in found]
-
-
 def search_chunks(
     conn: psycopg.Connection,
     query_vector: np.ndarray,
@@ -222,26 +284,64 @@ def search_chunks(
     candidates: int = CANDIDATES,
     mode: str = "hybrid",
     plan: VectorPlan = EXACT,
+    terms: tuple[list[bm25.Term], int] | None = None,
+    *,
+    transaction: bool = True,
 ) -> list[dict[str, Any]]:
     """Vector and/or full-text candidates, fused by reciprocal rank in hybrid mode. Each row
     carries its rank and score in each branch (`vector_*`, `fulltext_*`; None where the branch did
     not find it), which the search log keeps to explain the result.
 
     Full-text matching is OR over the query's lexemes (per chunk configuration), ranked by
-    BM25: idf from the chunks the caller may see, term frequency from the tsvector's
-    positions, length from the chunk's token count. Each row also carries the share of the
-    query's idf it matches (`term_coverage`), which the rerank stage uses.
+    BM25 (store/bm25.py): idf from the statistics kept at publish of the live chunks the caller's
+    groups may see, term frequency from the tsvector's positions, length from the chunk's token
+    count against a fixed pivot. Each row also carries the share of the query's idf it matches
+    (`term_coverage`), which the rerank stage uses, and how the full-text branch ranked
+    (`fulltext_plan`: terms taken, rows read, whether its list is proven exact; None in vector mode).
+
+    One statement runs both branches, the fusion and the first full-text try; only a try whose
+    bound fails costs more (bm25.rank's tries, then the fusion again with the proven list). `terms`
+    are the query's terms and live chunk count when `prepare` read them already. `transaction`
+    False: the caller's open transaction holds the index settings (a pipelined one must not get a
+    transaction block of its own: _sql.pipelined_transaction).
 
     The caller's groups and the version visibility are WHERE clauses of every branch, so a
-    chunk the caller may not see is never a candidate (no post-filtering), and never counts
-    in the idf either. `plan` (from `plan_vector`) says how the vector branch runs; by default
-    it is exact.
+    chunk the caller may not see is never a candidate (no post-filtering). `plan` (from
+    `plan_vector` or `prepare`) says how the vector branch runs; by default it is exact.
     """
-    sql, params = _search_sql(conn, query_vector, query_text, groups, model_id, k, view, candidates, mode, plan)
-    with conn.transaction():  # the index settings hold for this search's transaction only
+    if mode not in _FUSED:
+        raise ValueError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
+    found_terms, live = terms if terms is not None else bm25.query_terms(conn, query_text, None, groups,
+                                                                           live=view == View())
+    depth = max(candidates, k)
+    ranking = None if mode == "vector" else bm25.Ranking(
+        found_terms, depth, budget=bm25.ROW_BUDGET, loose_bound=view != View(), live_chunks=live)
+    inline = ranking is not None and ranking.empty is None
+    with conn.transaction() if transaction else nullcontext():  # the index settings hold for this transaction only
         if plan.strategy == "index":
             _apply_index_settings(conn, plan)
-        return rows(conn, sql, params, prepare=False)  # never a generic plan: see rows()
+        sql, params = _search_sql(query_vector, groups, model_id, k, view, depth, mode, plan, found_terms,
+                                  ranking if inline else None, None if inline or ranking is None else ranking.empty)
+        found = rows(conn, sql, params, prepare=True)  # parsed once per connection: see rows()
+        record = None
+        if ranking is not None:
+            ranked = ranking.empty
+            if inline:
+                tried = found[0] if found else {"fts_matched": 0, "fts_found": []}
+                ranked = ranking.judge(int(tried["fts_matched"]), [(i, s) for i, s in tried["fts_found"]])
+                if ranked is None:  # the bound failed: more tries, then the fusion with their list
+                    ranked = bm25.rank(conn, found_terms, _where(view), _version_filter(view),
+                                       _filter_params(groups, model_id, view), depth, budget=bm25.ROW_BUDGET,
+                                       live_chunks=live, ranking=ranking)
+                    sql, params = _search_sql(query_vector, groups, model_id, k, view, depth, mode, plan,
+                                              found_terms, None, ranked)
+                    found = rows(conn, sql, params, prepare=True)
+            record = ranked.record if ranked is not None else None
+    for r in found:
+        r.pop("fts_matched", None)
+        r.pop("fts_found", None)
+        r["fulltext_plan"] = record
+    return found
 
 
 def explain_search(
@@ -256,9 +356,16 @@ def explain_search(
     mode: str = "hybrid",
     plan: VectorPlan = EXACT,
 ) -> str:
-    """PostgreSQL's plan (EXPLAIN, not executed) for `search_chunks` with the same arguments,
-    under the same index settings: shows whether the vector branch walks the HNSW index."""
-    sql, params = _search_sql(conn, query_vector, query_text, groups, model_id, k, view, candidates, mode, plan)
+    """PostgreSQL's plan (EXPLAIN, not executed) for `search_chunks`' statement with the same
+    arguments (its first full-text try inline), under the same index settings: shows whether
+    the vector branch walks the HNSW index."""
+    terms, live = bm25.query_terms(conn, query_text, None, groups, live=view == View())
+    depth = max(candidates, k)
+    ranking = None if mode == "vector" else bm25.Ranking(terms, depth, budget=bm25.ROW_BUDGET,
+                                                         loose_bound=view != View(), live_chunks=live)
+    inline = ranking is not None and ranking.empty is None
+    sql, params = _search_sql(query_vector, groups, model_id, k, view, depth, mode, plan, terms,
+                              ranking if inline else None, None if inline or ranking is None else ranking.empty)
     with conn.transaction():
         if plan.strategy == "index":
             _apply_index_settings(conn, plan)
@@ -267,94 +374,82 @@ def explain_search(
 
 
 def _search_sql(
-    conn: psycopg.Connection,
     query_vector: np.ndarray,
-    query_text: str,
     groups: Sequence[str],
     model_id: int,
     k: int,
     view: View,
-    candidates: int,
+    depth: int,
     mode: str,
     plan: VectorPlan,
+    terms: Sequence[bm25.Term],
+    ranking: bm25.Ranking | None,
+    ranked: bm25.Ranked | None,
 ) -> tuple[str, dict[str, Any]]:
-    """The hybrid query of `search_chunks` and its parameters (the query's lexemes are looked
-    up here, under each text-search configuration the index uses)."""
-    if mode not in _FUSED:
-        raise ValueError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
-    from rag_pipeline.store.text_search import or_query
-
-    terms = query_terms(conn, query_text, index_ts_configs(conn))
-    by_config: dict[str, list[str]] = {}
-    for cfg, lexeme in terms:
-        by_config.setdefault(cfg, []).append(lexeme)
+    """The statement of `search_chunks` and its parameters. The full-text branch is either the
+    first try of `ranking` inline (its CTEs, with what it found as two more columns) or the
+    list `ranked` already proven by bm25.rank; vector mode has neither."""
     where = _where(view)
+    params = _filter_params(groups, model_id, view)
+    if ranking is not None:
+        ctes = bm25.candidate_ctes(where, _version_filter(view), ranking.live_chunks)
+        fts = "SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk FROM fts_top"
+        tried = ", " + bm25.TRY_COLUMNS
+        params.update(ranking.params())
+    else:
+        ctes = _IDF_ONLY
+        ids, scores = (ranked.ids, ranked.scores) if ranked is not None else ([], [])
+        fts = ("SELECT f.id, f.score, f.rnk FROM unnest(%(fts_ids)s::bigint[], %(fts_scores)s::float8[])"
+               " WITH ORDINALITY AS f(id, score, rnk)")
+        tried = ""
+        params.update(bm25.idf_params(terms), fts_ids=ids, fts_scores=scores)
+    denominators: dict[str, float] = {}
+    for t in terms:
+        denominators[t.cfg] = denominators.get(t.cfg, 0.0) + t.idf
     sql = f"""
-    WITH terms AS (
-        SELECT t.cfg, t.lexeme, t.q
-        FROM unnest(%(t_cfg)s::regconfig[], %(t_lex)s::text[], %(t_q)s::tsquery[]) AS t(cfg, lexeme, q)
-    ), corpus AS (
-        SELECT count(*) AS n, coalesce(avg(c.token_count), 1) AS avgdl
-        FROM chunks c JOIN document_versions v ON v.id = c.version_id WHERE {where}
-    ), idf AS (
-        SELECT t.cfg, t.lexeme, t.q, ln(1 + (corpus.n - d.df + 0.5) / (d.df + 0.5)) AS idf
-        FROM terms t CROSS JOIN corpus, LATERAL (
-            SELECT count(*) AS df FROM chunks c JOIN document_versions v ON v.id = c.version_id
-            WHERE {where} AND c.ts_config = t.cfg AND c.tsv @@ t.q) d
-    ), matched AS (
-        SELECT c.id, c.ts_config, c.tsv, c.token_count
-        FROM chunks c JOIN document_versions v ON v.id = c.version_id
-        JOIN unnest(%(q_cfg)s::regconfig[], %(q_or)s::tsquery[]) AS oq(cfg, q)
-          ON c.ts_config = oq.cfg AND c.tsv @@ oq.q
-        WHERE {where}
-    ), bm25 AS (
-        SELECT m.id, sum(i.idf * (u.tf * (%(k1)s + 1))
-               / (u.tf + %(k1)s * (1 - %(b)s + %(b)s * m.token_count / corpus.avgdl))) AS score
-        FROM matched m CROSS JOIN corpus
-        CROSS JOIN LATERAL (SELECT x.lexeme, coalesce(array_length(x.positions, 1), 1) AS tf
-                            FROM unnest(m.tsv) x) u
-        JOIN idf i ON i.cfg = m.ts_config AND i.lexeme = u.lexeme
-        GROUP BY m.id
-    ), fts AS (
-        SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk
-        FROM bm25 ORDER BY score DESC, id LIMIT %(cand)s
-    ), vec AS ({_vector_branch(plan, where)}
+    WITH {ctes}, fts AS (
+        {fts} ORDER BY rnk LIMIT %(cand)s
+    ), vec AS ({_vector_branch(plan, where, view) if mode != "fulltext" else _NO_VECTOR}
     ), fused AS (
         {_FUSED[mode]}
+    ), best AS MATERIALIZED (  -- the k best first, then their rows by primary key (never a join
+        SELECT * FROM fused ORDER BY rrf DESC, id LIMIT %(k)s  -- of every visible chunk with the fusion)
     )
     SELECT c.id AS chunk_id, d.source, d.uri, v.version_no, v.id AS version_id, v.status,
            v.acl_groups, c.section_path, c.page_start, c.page_end, c.char_start, c.char_end, c.text,
            f.rrf, f.vec_rank AS vector_rank, f.vec_score AS vector_score, f.fts_rank AS fulltext_rank,
            f.fts_score AS fulltext_score, 1 - (c.embedding <=> %(qvec)s) AS similarity,
            c.ts_config::text AS ts_config,
-           coalesce((SELECT sum(i.idf) FILTER (WHERE c.tsv @@ i.q) / nullif(sum(i.idf), 0)
-                     FROM idf i WHERE i.cfg = c.ts_config), 0) AS term_coverage
-    FROM fused f JOIN chunks c ON c.id = f.id
+           coalesce((SELECT sum(i.idf) FROM unnest(c.tsv) u JOIN fts_idf i ON i.cfg = c.ts_config AND i.lexeme = u.lexeme)
+                    / nullif((SELECT dn.v FROM unnest(%(d_cfg)s::regconfig[], %(d_val)s::float8[]) AS dn(cfg, v)
+                              WHERE dn.cfg = c.ts_config), 0), 0) AS term_coverage{tried}
+    FROM best f JOIN chunks c ON c.id = f.id
     JOIN document_versions v ON v.id = c.version_id JOIN documents d ON d.id = v.document_id
-    ORDER BY f.rrf DESC, c.id LIMIT %(k)s
+    ORDER BY f.rrf DESC, c.id
     """  # noqa: S608 -- the visibility, ACL, fusion and vector clauses are fixed fragments; values are parameters
-    params = {
-        **_filter_params(groups, model_id, view),
+    params.update({
         "qvec": query_vector,
-        "t_cfg": [cfg for cfg, _ in terms],
-        "t_lex": [lexeme for _, lexeme in terms],
-        "t_q": [or_query([lexeme]) for _, lexeme in terms],
-        "q_cfg": list(by_config),
-        "q_or": [or_query(lexemes) for lexemes in by_config.values()],
-        "k1": BM25_K1,
-        "b": BM25_B,
+        "d_cfg": list(denominators),
+        "d_val": list(denominators.values()),
         "rrf_k": RRF_K,
-        "cand": max(candidates, k),
+        "cand": depth,
         "k": k,
-    }
+    })
     return sql, params
+
+
+# The idf table alone (vector mode, or a full-text list proven by bm25.rank): term coverage reads it.
+_IDF_ONLY = ("fts_idf AS (SELECT * FROM unnest(%(s_cfg)s::regconfig[], %(s_lex)s::text[], %(s_idf)s::float8[])"
+             " AS i(cfg, lexeme, idf))")
+
+# The vector branch of a full-text search: nothing (the fused rows come from fts alone).
+_NO_VECTOR = "SELECT NULL::bigint AS id, NULL::bigint AS rnk, NULL::float8 AS score WHERE false"
 
 
 def index_model_id(conn: psycopg.Connection, view: View = View()) -> int | None:
     """The model of the index a query sees: queries must embed with it."""
     row = conn.execute(
-        f"SELECT v.model_id FROM document_versions v WHERE {_visibility(view)} AND v.kind = 'content'"  # noqa: S608 -- fixed fragment
-        " AND v.model_id IS NOT NULL GROUP BY v.model_id ORDER BY count(*) DESC LIMIT 1",
+        _model_sql(view),
         {"as_of": view.as_of, "preview_run": view.preview_run},
     ).fetchone()
     return row[0] if row else None

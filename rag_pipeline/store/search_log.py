@@ -35,16 +35,28 @@ def log_search(
     caller: str | None,
     searched_at: datetime | None = None,
     strategy: dict[str, Any] | None = None,
+    log_id: int | None = None,
 ) -> int:
     """Append one search; returns its id (what `rag-pipeline explain` takes). Commits unless
     called inside an open transaction. `strategy` is how the vector branch ran
-    (`store.search.VectorPlan.to_dict()`); None when no vector search ran."""
+    (`store.search.VectorPlan.to_dict()`, with the full-text branch's record under `fulltext`);
+    None when no search ran. `log_id`: the id `store.search.prepare` drew from the log's sequence,
+    so the row is written without waiting for its id (the search's last round trip is this
+    INSERT and the commit); None draws it here."""
+    values = (searched_at, query, list(groups), as_of, model_id, k, json.dumps(results), json.dumps(candidates),
+              caller, None if strategy is None else json.dumps(strategy))
+    if log_id is not None:  # one statement, no block of its own: it may be part of a pipelined transaction
+        conn.execute(
+            "INSERT INTO search_log (id, searched_at, query, groups, as_of, model_id, k, results, candidates, caller,"
+            " strategy) VALUES (%s, coalesce(%s, now()), %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s::jsonb)",
+            (log_id, *values),
+        )
+        return log_id
     with conn.transaction():
         found = conn.execute(
             "INSERT INTO search_log (searched_at, query, groups, as_of, model_id, k, results, candidates, caller, strategy)"
             " VALUES (coalesce(%s, now()), %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s::jsonb) RETURNING id",
-            (searched_at, query, list(groups), as_of, model_id, k, json.dumps(results), json.dumps(candidates), caller,
-             None if strategy is None else json.dumps(strategy)),
+            values,
         ).fetchone()
     return int(found[0])
 

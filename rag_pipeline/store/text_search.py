@@ -8,7 +8,7 @@ none, e.g. Czech or Korean. The language is detected once per document, never pe
 chunk that is mostly a table of numbers must not fall into another language's configuration.
 
 A question is matched with OR semantics (any of its terms may match) and ranked by BM25 in SQL
-(store/search.py): requiring every word (AND) makes natural questions find nothing.
+(store/bm25.py, from statistics kept at publish): requiring every word (AND) makes natural questions find nothing.
 """
 
 from __future__ import annotations

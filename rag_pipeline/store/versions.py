@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from rag_pipeline.store import text_search
+from rag_pipeline.store import bm25_stats, text_search
 
 
 @dataclass(frozen=True)
@@ -253,12 +253,13 @@ def publish(conn: psycopg.Connection, run_id: str) -> dict[str, int]:
     One transaction: readers see the index before or after, never half of it. Commits."""
     with conn.transaction():
         now = conn.execute("SELECT now()").fetchone()[0]
-        superseded = conn.execute(
+        gone = [r[0] for r in conn.execute(
             "UPDATE document_versions SET status = 'superseded', valid_to = %(now)s"
             " WHERE status = 'live' AND document_id IN"
-            " (SELECT document_id FROM document_versions WHERE run_id = %(run)s AND status = 'staged')",
+            " (SELECT document_id FROM document_versions WHERE run_id = %(run)s AND status = 'staged')"
+            " RETURNING id",
             {"run": run_id, "now": now},
-        ).rowcount
+        ).fetchall()]
         conn.execute(  # a document that re-appears closes its tombstone's window
             "UPDATE document_versions SET valid_to = %(now)s"
             " WHERE status = 'tombstoned' AND valid_to IS NULL AND document_id IN"
@@ -270,9 +271,10 @@ def publish(conn: psycopg.Connection, run_id: str) -> dict[str, int]:
             " WHERE run_id = %(run)s AND status = 'staged' AND kind = 'tombstone'",
             {"run": run_id, "now": now},
         ).rowcount
-        published = conn.execute(
+        came = [r[0] for r in conn.execute(
             "UPDATE document_versions SET status = 'live', valid_from = %(now)s"
-            " WHERE run_id = %(run)s AND status = 'staged' AND kind = 'content'",
+            " WHERE run_id = %(run)s AND status = 'staged' AND kind = 'content' RETURNING id",
             {"run": run_id, "now": now},
-        ).rowcount
-    return {"published": published, "superseded": superseded, "tombstoned": tombstoned}
+        ).fetchall()]
+        bm25_stats.apply_publish(conn, came, gone)  # full-text statistics change with the index
+    return {"published": len(came), "superseded": len(gone), "tombstoned": tombstoned}

@@ -100,18 +100,22 @@ def test_an_unfiltered_search_over_thousands_of_chunks_walks_the_index(index_db)
 
 
 def test_a_search_repeated_on_one_connection_is_never_given_a_generic_plan(index_db) -> None:
-    """psycopg prepares a statement it has run five times, and PostgreSQL then may switch to a
-    generic plan chosen without the query's values: at 200,000 chunks that plan left the
-    partial vector index and searches became 10 times slower from the eleventh of a batch on
-    (`search --queries`, an evaluation). Neither the search nor its count is ever prepared."""
+    """psycopg prepares a statement it has run five times (the search prepares its own at once),
+    and PostgreSQL may then switch to a generic plan chosen without the query's values: at
+    200,000 chunks that plan left the partial vector index and searches became 10 times slower
+    from the eleventh of a batch on (`search --queries`, an evaluation). Every connection plans
+    its prepared statements for their values every time: parsed once, never a generic plan."""
     url, model_id = index_db
     with database.connect(url) as conn:
+        assert conn.execute("SHOW plan_cache_mode").fetchone()[0] == "force_custom_plan"
         for vector in unit_vectors(np.random.default_rng(4), 12):
             plan = store.search.plan_vector(conn, ["all-staff"], model_id, exact_max_rows=THRESHOLD)
             assert len(top_ids(conn, vector, ["all-staff"], model_id, plan)) == 10
             assert len(top_ids(conn, vector, ["g0"], model_id, store.search.EXACT)) == 10
-        prepared = [r[0] for r in conn.execute("SELECT statement FROM pg_prepared_statements").fetchall()]
-    assert not [s for s in prepared if "document_versions" in s], prepared  # the search and its count
+        prepared = conn.execute("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements").fetchall()
+    searches = [r for r in prepared if "document_versions" in r[0]]  # the search and its count
+    assert searches and all(r[1] == 0 for r in searches), prepared
+    assert sum(r[2] for r in searches) >= 36  # 12 counts and 24 searches, each planned for its own values
 
 
 def test_the_strategy_follows_the_selectivity_of_groups_and_as_of(index_db) -> None:
@@ -196,7 +200,8 @@ def test_every_search_logs_its_vector_strategy(index_db, embedder, monkeypatch) 
         assert strategy["exact_max_rows"] == THRESHOLD and strategy["iterative_scan"] == "relaxed_order"
         assert strategy["ef_search"] == store.search.EF_SEARCH
         hits = retrieval.search(conn, embedder, "chunk 7", ["all-staff"], k=5, mode="fulltext")
-        assert store.search_log.logged_search(conn, hits.log_id)["strategy"] is None  # no vector branch ran
+        logged = store.search_log.logged_search(conn, hits.log_id)["strategy"]
+        assert "strategy" not in logged and logged["fulltext"]["exact"] is True  # no vector branch ran
 
 
 def test_huge_group_lists_are_refused_before_any_strategy_is_chosen(index_db, embedder) -> None:

@@ -1,0 +1,368 @@
+"""BM25 whose cost per question does not grow with the corpus (migration 015).
+
+Statistics are kept at publish, not counted per query, and kept per access set (a version's
+groups): `fts_acl_terms` holds, per access set, each (configuration, lexeme)'s document frequency
+over the live content chunks and an upper bound of its weight in any of them, `fts_acl_corpus`
+the live chunk count. A caller's idf sums the access sets its groups overlap, which is exactly
+the df over the chunks it may see (each chunk is in one set), as when it was counted per query;
+the reader role's row-level security returns no other set's rows. Each chunk carries its
+document-side weights w(t,d) = tf(k1+1) / (tf + k1(1 - b + b dl/pivot)), computed at staging, as
+a sparsevec indexed by a hash of the lexeme; a chunk's score is its inner product with the
+query's idf vector of the chunk's configuration.
+
+The length pivot is a constant (PIVOT tokens) rather than the live average chunk length: the
+weights then never change after staging (chunks are append-only; a moving average would have
+to re-weight every chunk), and a chunk's weight reveals nothing about other chunks. Chunks are
+cut to the encoder's budget, so their average stays in a narrow band (SciFact's chunks average
+PIVOT_MEASURED tokens here); with b = 0.4 a pivot off by 25% moves a weight by about 5%.
+
+Candidates are bounded with an exactness test (MaxScore): query terms are taken rarest first;
+the candidates are the visible chunks matching the taken terms (GIN on tsv, with the view and the
+caller's groups inside the query), at most `budget` rows. A chunk matching none of them scores at
+most the sum of idf x max weight over the terms left out, so when the `depth`-th best candidate
+scores more than that, the list is exactly BM25's top `depth`. The bound is required down to rank
+EXACT_DEPTH (what a caller reads; the fusion's deeper candidates are the best of the candidates,
+with exact scores): otherwise more terms are taken and the query repeats, while the rows stay
+within the budget; when they cannot, the list is the best of the candidates and the record says it
+is not proven exact (`exact_depth`: down to which rank it is).
+
+Views other than the live index (as of a time, a run's preview) read the live statistics for idf
+(an approximation: the view's own counts would cost a scan) and bound the weights loosely (k1+1),
+so their lists stay exact for the idf they use."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+BM25_K1 = 0.9  # as in rag_bm25_tf (migration 015), the one definition: a test checks they agree
+BM25_B = 0.4
+PIVOT = 128  # the length pivot of rag_bm25_tf, in tokens: half the encoder's 256-token budget
+DIMENSION = 1_000_000_000  # of every weight vector: pgvector's largest sparsevec (rag_term_id's range)
+ROW_BUDGET = 20_000  # most candidate rows one full-text query reads
+FIRST_ROWS = 2_000  # the first try takes the rarest terms whose df sum stays within this
+EXACT_DEPTH = 10  # ranks the bound must prove; deeper ones are the best of the candidates
+MAX_QUERY_TERMS = 1_000  # a longer query is scored on its rarest terms (sparsevec holds 16,000)
+MAX_CLAUSES = 300  # AND clauses in one candidate tsquery ("at least m of the common terms")
+_RESCORE_MARGIN = 16  # candidates beyond the depth rescored exactly (float4 weights may tie-swap)
+_SLACK = 1e-5  # relative: float4 weights against float8 bounds
+
+
+@dataclass(frozen=True)
+class Term:
+    cfg: str
+    lexeme: str
+    term_id: int  # rag_term_id: the lexeme's index in the weight vectors
+    df: int  # live chunks the caller may see that hold it
+    max_weight: float  # the largest weight it has in any of them (a bound)
+    idf: float
+
+
+# The query's lexemes under each configuration the caller's chunks use (given; for the live index
+# those of the access sets the caller sees, from fts_acl_corpus; for another view found by a skip
+# scan of chunks_ts_config) with the statistics of the access sets the
+# caller's groups overlap (RLS returns the reader no other), and the live chunks of those sets.
+# Needs WITH RECURSIVE; store/search.py inlines it in the statement that prepares a search.
+TERM_CTES = """
+    fts_cfgs(cfg) AS (
+        (SELECT ts_config FROM chunks ORDER BY ts_config LIMIT 1)
+        UNION ALL SELECT (SELECT c.ts_config FROM chunks c WHERE c.ts_config > f.cfg ORDER BY c.ts_config LIMIT 1)
+        FROM fts_cfgs f WHERE f.cfg IS NOT NULL
+    ), fts_q AS (
+        SELECT DISTINCT cfg, u.lexeme
+        FROM unnest(coalesce(%(configs)s::regconfig[], CASE WHEN %(live)s
+                 THEN (SELECT array_agg(DISTINCT ts_config) FROM fts_acl_corpus WHERE acl_groups && %(groups)s::text[] AND chunks > 0)
+                 ELSE (SELECT array_agg(cfg) FROM fts_cfgs WHERE cfg IS NOT NULL) END)) cfg,
+             unnest(to_tsvector(cfg, %(query)s)) u
+    ), fts_terms AS (
+        SELECT q.cfg::text AS cfg, q.lexeme, rag_term_id(q.lexeme) AS term_id, coalesce(sum(s.df), 0)::bigint AS df,
+               coalesce(max(s.max_weight), 0) AS max_weight
+        FROM fts_q q LEFT JOIN fts_acl_terms s
+          ON s.ts_config = q.cfg AND s.lexeme = q.lexeme AND s.acl_groups && %(groups)s::text[]
+        GROUP BY q.cfg, q.lexeme
+    )"""
+TERM_COLUMNS = ("(SELECT coalesce(json_agg(json_build_array(cfg, lexeme, term_id, df, max_weight)), '[]')"
+                " FROM fts_terms) AS fts_terms,"
+                " (SELECT coalesce(sum(chunks), 0)::bigint FROM fts_acl_corpus WHERE acl_groups && %(groups)s::text[])"
+                " AS fts_live")
+
+
+def term_params(query_text: str, groups: Sequence[str], configs: Sequence[str] | None = None, *,
+                live: bool = True) -> dict[str, Any]:
+    """TERM_CTES' parameters; `live`: the search's view is the live index."""
+    return {"query": query_text, "groups": list(groups), "configs": None if configs is None else list(configs),
+            "live": live}
+
+
+def query_terms(
+    conn: psycopg.Connection, query_text: str, configs: Sequence[str] | None, groups: Sequence[str], *,
+    live: bool = True,
+) -> tuple[list[Term], int]:
+    """The query's distinct lexemes under each configuration (None: those of the index the view
+    shows: `live` or not), with idf from the live statistics of the chunks `groups` may see
+    (rarest first), and those chunks' count. One round trip."""
+    found = conn.execute(f"WITH RECURSIVE {TERM_CTES} SELECT {TERM_COLUMNS}",
+                         term_params(query_text, groups, configs, live=live)).fetchone()
+    return terms_from(found[0], found[1])
+
+
+def terms_from(rows: Sequence[Sequence[Any]], live: int) -> tuple[list[Term], int]:
+    """TERM_COLUMNS' values as Terms, rarest first; none of the caller's chunks holds the last."""
+    n = int(live)
+    terms = [Term(r[0], r[1], int(r[2]), int(r[3]), float(r[4]), idf(n, int(r[3]))) for r in rows]
+    terms.sort(key=lambda t: (t.df == 0, t.df, t.cfg, t.lexeme))
+    return terms[:MAX_QUERY_TERMS], n
+
+
+def idf_params(terms: Sequence[Term]) -> dict[str, list]:
+    """The `fts_idf` table of candidate_ctes: every query term's idf (what scores and coverage read)."""
+    return {"s_cfg": [t.cfg for t in terms], "s_lex": [t.lexeme for t in terms], "s_idf": [t.idf for t in terms]}
+
+
+def idf(n: int, df: int) -> float:
+    """BM25's idf (Lucene's form, never negative)."""
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+def sparse_queries(terms: Sequence[Term]) -> dict[str, str]:
+    """Per configuration, the query's idf vector in sparsevec text form. Lexemes whose hashes
+    collide add up, as they do in the chunks' vectors."""
+    per_cfg: dict[str, dict[int, float]] = {}
+    for t in terms:
+        entries = per_cfg.setdefault(t.cfg, {})
+        entries[t.term_id] = entries.get(t.term_id, 0.0) + t.idf
+    return {cfg: "{" + ",".join(f"{i}:{v!r}" for i, v in sorted(e.items())) + f"}}/{DIMENSION}"
+            for cfg, e in per_cfg.items()}
+
+
+def _bound(common: Sequence[Term], at_least: int | None, loose: bool) -> float:
+    """Most a chunk that is not a candidate can score. It matches no taken term and fewer than
+    `at_least` of the common (not taken) ones (any number when None), so per configuration (a
+    chunk scores only its own configuration's terms) at most the sum of the `at_least` - 1 largest
+    idf x max weight among them. The max weight covers live chunks only; a preview (staged chunks)
+    or an as-of view (superseded ones) is `loose`: k1+1 bounds any weight."""
+    per_cfg: dict[str, list[float]] = {}
+    for t in common:
+        per_cfg.setdefault(t.cfg, []).append(t.idf * (BM25_K1 + 1 if loose else t.max_weight))
+    keep = None if at_least is None else at_least - 1
+    return max((sum(sorted(v, reverse=True)[:keep]) for v in per_cfg.values()), default=0.0)
+
+
+def _clauses(common: Sequence[Term], at_least: int) -> int:
+    """AND clauses of the tsquery 'at least `at_least` of the common terms' (per configuration)."""
+    per_cfg: dict[str, int] = {}
+    for t in common:
+        per_cfg[t.cfg] = per_cfg.get(t.cfg, 0) + 1
+    return sum(math.comb(n, at_least) for n in per_cfg.values())
+
+
+def _match_queries(taken: Sequence[Term], common: Sequence[Term], at_least: int | None) -> dict[str, str]:
+    """Per configuration, the tsquery of the candidates: any taken term, or `at_least` of the
+    common ones together (GIN intersects their posting lists; no row is read for a chunk that
+    holds only one common word)."""
+    from rag_pipeline.store.text_search import or_query
+
+    parts: dict[str, list[str]] = {}
+    for t in taken:
+        parts.setdefault(t.cfg, []).append(or_query([t.lexeme]))
+    if at_least is not None:
+        by_cfg: dict[str, list[str]] = {}
+        for t in common:
+            by_cfg.setdefault(t.cfg, []).append(t.lexeme)
+        for cfg, lexemes in by_cfg.items():
+            parts.setdefault(cfg, []).extend(
+                "(" + " & ".join(or_query([x]) for x in combo) + ")" for combo in itertools.combinations(lexemes, at_least))
+    return {cfg: " | ".join(v) for cfg, v in parts.items()}
+
+
+# The candidate CTEs of one try: the chunks matching the taken terms (at most budget + 1 rows, to
+# tell an overflow) with their approximate score (float4 inner product with their configuration's
+# query vector), the best of them (`fts_top`) rescored exactly in float8 from the tsvector, so the
+# score is the same BM25 the reference computes. The search inlines these CTEs in its own
+# statement (the first try costs no round trip of its own). Two shapes, as the vector branch's
+# (store/search.py): a caller who sees few chunks has them read by version and matched one by
+# one; any other has the GIN index find the matches and each match's version checked by its own
+# lookup (a LATERAL the planner may not flatten: given the versions as a set, the planner, which
+# cannot see how many the caller's groups pass, read all 50,000 chunks of a 50% caller at
+# 100,000 and matched each, 300 ms, instead of 4,000 index matches).
+_CANDIDATES_BY_VERSION = """
+        SELECT c.id, -(c.bm25 <#> oq.qv) AS approx
+        FROM chunks c JOIN document_versions v ON v.id = c.version_id
+        JOIN unnest(%(q_cfg)s::regconfig[], %(q_or)s::tsquery[], %(q_vec)s::sparsevec[]) AS oq(cfg, q, qv)
+          ON c.ts_config = oq.cfg AND c.tsv @@ oq.q
+        WHERE {where} LIMIT %(budget)s + 1"""
+_CANDIDATES_BY_INDEX = """
+        SELECT c.id, -(c.bm25 <#> oq.qv) AS approx
+        FROM unnest(%(q_cfg)s::regconfig[], %(q_or)s::tsquery[], %(q_vec)s::sparsevec[]) AS oq(cfg, q, qv)
+        JOIN chunks c ON c.ts_config = oq.cfg AND c.tsv @@ oq.q
+        CROSS JOIN LATERAL (SELECT 1 FROM document_versions v WHERE v.id = c.version_id AND {versions} OFFSET 0) seen
+        WHERE c.model_id = %(model_id)s LIMIT %(budget)s + 1"""
+BY_VERSION_MAX_CHUNKS = 5_000  # at most this many visible chunks: read them by version
+
+
+def candidate_ctes(where: str, versions: str, visible_chunks: int) -> str:
+    """The CTEs of one try for a caller who sees `visible_chunks` live chunks; `where` is the
+    fixed visibility/ACL/model fragment of store/search.py, `versions` its part on `v`."""
+    if visible_chunks <= BY_VERSION_MAX_CHUNKS:
+        candidates = _CANDIDATES_BY_VERSION.format(where=where)
+    else:
+        candidates = _CANDIDATES_BY_INDEX.format(versions=versions)
+    return f"fts_cand AS MATERIALIZED ({candidates}\n    ), {_RESCORED}"
+
+
+_RESCORED = """fts_idf AS (
+        SELECT * FROM unnest(%(s_cfg)s::regconfig[], %(s_lex)s::text[], %(s_idf)s::float8[]) AS i(cfg, lexeme, idf)
+    ), fts_top AS (
+        SELECT t.id, coalesce((
+                   SELECT sum(i.idf * rag_bm25_tf(coalesce(array_length(u.positions, 1), 1), c.token_count))
+                   FROM unnest(c.tsv) u JOIN fts_idf i ON i.cfg = c.ts_config AND i.lexeme = u.lexeme), 0) AS score
+        FROM (SELECT id FROM fts_cand ORDER BY approx DESC, id LIMIT %(top)s) t JOIN chunks c ON c.id = t.id
+    )"""
+
+# What a try reports: the rows it matched and the rescored best, as one value each.
+TRY_COLUMNS = ("(SELECT count(*) FROM fts_cand) AS fts_matched,"
+               " (SELECT coalesce(json_agg(json_build_array(id, score)), '[]') FROM fts_top) AS fts_found")
+
+
+@dataclass
+class Ranked:
+    """The full-text branch's result: ids and exact BM25 scores, best first, and how it was found."""
+
+    ids: list[int]
+    scores: list[float]
+    record: dict[str, Any]
+
+
+class Ranking:
+    """The MaxScore loop of the module docstring, one try at a time: `params()` are the current
+    try's (for candidate_ctes), `judge()` takes what it found and returns the result, or None
+    when another try is needed (the state has moved on to it).
+
+    Each try's candidates are the chunks matching any taken (rare) term or at least `at_least`
+    of the common ones. A failed bound takes one more term (the bound then sums fewer common
+    terms); too many rows ask for one more common term together (fewer chunks, a looser bound).
+    `budget` None reads every matching row at once (the exhaustive reference)."""
+
+    def __init__(self, terms: Sequence[Term], depth: int, *, budget: int | None, loose_bound: bool = False,
+                 live_chunks: int = 0) -> None:
+        # the live view: only terms a visible chunk holds can match; other views may hold any
+        self.terms = list(terms)  # all of them score (a term no visible chunk holds adds nothing)
+        self.scored = sorted(terms, key=lambda t: t.df) if loose_bound else [t for t in terms if t.df > 0]
+        self.depth, self.loose, self.live_chunks = depth, loose_bound, live_chunks
+        self.record: dict[str, Any] = {"terms": len(self.scored), "budget": budget, "tries": 0}
+        self.limit = budget if budget is not None else 2**62
+        self.vectors = sparse_queries(self.scored)
+        first_rows = min(self.limit // 2, FIRST_ROWS)
+        self.taken = len(self.scored) if budget is None else _next_taken(self.scored, 0, first_rows, 1.0, first=True)
+        self.at_least: int | None = _first_at_least(self.scored[self.taken:], live_chunks, min(self.limit // 2, FIRST_ROWS * 4))
+        self.best: Ranked | None = None
+        self._settle()
+
+    @property
+    def empty(self) -> Ranked | None:
+        """The result without any query, when no term can match."""
+        return None if self.scored else Ranked([], [], {**self.record, "exact": True, "taken": 0})
+
+    def _settle(self) -> None:
+        common = self.scored[self.taken:]
+        if self.at_least is not None and (not common or self.at_least > len(common)
+                                          or _clauses(common, self.at_least) > MAX_CLAUSES):
+            self.at_least = None
+        if self.taken == 0 and self.at_least is None and self.scored:
+            self.taken = 1
+
+    def params(self) -> dict[str, Any]:
+        queries = _match_queries(self.scored[:self.taken], self.scored[self.taken:], self.at_least)
+        return {"q_cfg": list(queries), "q_or": list(queries.values()), "q_vec": [self.vectors[c] for c in queries],
+                "budget": self.limit, "top": self.depth + _RESCORE_MARGIN,
+                **idf_params(self.terms)}
+
+    def judge(self, matched: int, found: Sequence[tuple[int, float]]) -> Ranked | None:
+        self.record["tries"] += 1
+        common = self.scored[self.taken:]
+        ordered = sorted(((float(score), int(i)) for i, score in found), key=lambda s: (-s[0], s[1]))[:self.depth]
+        bound = _bound(common, self.at_least, self.loose)
+        overflow = matched > self.limit
+        proven = sum(1 for s, _ in ordered if s > bound * (1 + _SLACK) + _SLACK) if bound > 0 else len(ordered)
+        exact = not overflow and (bound == 0 or proven >= min(self.depth, EXACT_DEPTH))
+        current = Ranked([i for _, i in ordered], [s for s, _ in ordered], {
+            **self.record, "taken": self.taken, "taken_terms": [t.lexeme for t in self.scored[:self.taken]][:50],
+            "at_least": self.at_least, "matched": matched, "overflow": overflow, "bound": round(bound, 6),
+            "exact": exact, "exact_depth": 0 if overflow else proven})
+        if exact:
+            return current
+        if overflow:
+            if (self.at_least is not None and self.at_least + 1 <= len(common)
+                    and _clauses(common, self.at_least + 1) <= MAX_CLAUSES):
+                self.at_least += 1  # fewer candidates: chunks holding one more common term together
+                self._settle()
+                return None
+            if self.best is not None and len(self.best.ids) >= len(current.ids):  # the proof failed, the rows did not
+                self.best.record.update(tries=self.record["tries"], widen_overflow=True)
+                return self.best
+            return current
+        self.best = current
+        if self.taken == len(self.scored):
+            return current
+        ratio = max(matched, 1) / max(sum(t.df for t in self.scored[:self.taken]), 1)
+        self.taken = _next_taken(self.scored, self.taken, self.limit // 2, ratio)
+        self._settle()
+        return None
+
+
+def rank(
+    conn: psycopg.Connection, terms: Sequence[Term], where: str, versions: str, params: dict[str, Any], depth: int,
+    *, budget: int | None, loose_bound: bool = False, live_chunks: int = 0, ranking: Ranking | None = None,
+) -> Ranked:
+    """BM25's top `depth` chunks passing `where` (`versions`: its part on the version, as
+    candidate_ctes takes them): the tries of a Ranking, one statement each (`ranking`: one whose
+    first try already ran, inside the search's own statement)."""
+    ranking = ranking or Ranking(terms, depth, budget=budget, loose_bound=loose_bound, live_chunks=live_chunks)
+    if ranking.empty is not None:
+        return ranking.empty
+    sql = f"WITH {candidate_ctes(where, versions, live_chunks)} SELECT {TRY_COLUMNS}"
+    while True:
+        matched, found = conn.execute(sql, {**params, **ranking.params()}, prepare=True).fetchone()
+        result = ranking.judge(int(matched), [(i, s) for i, s in found])
+        if result is not None:
+            return result
+
+
+def _first_at_least(common: Sequence[Term], n: int, rows: int) -> int:
+    """How many common terms the first try requires together: the fewest (from 2) whose expected
+    matches, were the terms independent, stay within `rows` (a try that overflows costs a full
+    budget of rows for nothing)."""
+    at_least = 2
+    while n > 0 and at_least < len(common) and _expected(common, at_least, n) > rows:
+        at_least += 1
+    return at_least
+
+
+def _expected(common: Sequence[Term], at_least: int, n: int) -> float:
+    """Chunks expected to hold `at_least` of the terms together, were they independent: n times
+    the elementary symmetric polynomial of their df/n, per configuration."""
+    total = 0.0
+    for cfg in {t.cfg for t in common}:
+        e = [1.0] + [0.0] * at_least
+        for t in common:
+            if t.cfg == cfg:
+                for k in range(at_least, 0, -1):
+                    e[k] += e[k - 1] * t.df / n
+        total += n * e[at_least]
+    return total
+
+
+def _next_taken(terms: Sequence[Term], taken: int, limit: int, ratio: float, *, first: bool = False) -> int:
+    """One more term at least (none at first, when even the rarest is common), then as many as
+    the expected visible rows (df x the share the view passed last time) keep within `limit`."""
+    nxt = taken if first else taken + 1
+    total = sum(t.df for t in terms[:nxt]) * ratio
+    while nxt < len(terms) and total + terms[nxt].df * ratio <= limit:
+        total += terms[nxt].df * ratio
+        nxt += 1
+    return nxt
