@@ -187,7 +187,7 @@ def evaluate(
         when = case.as_of or as_of
         hits = search(conn, embedder, case.question, list(case.groups), k=k, as_of=when,
                       preview_run=None if when else preview_run, log=False)
-        superseded = store.search.superseded_chunk_ids(conn, [h.chunk_id for h in hits], when, None if when else preview_run)
+        superseded = store.versions.superseded_chunk_ids(conn, [h.chunk_id for h in hits], when, None if when else preview_run)
         results.append(score_case(case, hits, refusal_threshold, superseded))
         progress(number, len(cases))
     metrics = _aggregate(results)

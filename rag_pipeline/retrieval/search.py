@@ -135,7 +135,7 @@ def search(
     groups = sorted({g.strip() for g in groups if g and g.strip()})
     with pipelined_transaction(conn):  # the groups set below hold for this transaction only
         store.search_log.set_session_groups(conn, groups)
-        prepared = store.search.prepare(conn, query, groups, view, vector=mode != "fulltext",
+        prepared = store.search_prepare.prepare(conn, query, groups, view, vector=mode != "fulltext",
                                         calibration_mode=DEFAULT_MODE, log=log)
         model_id = None if prepared.model is None else _checked(prepared.model, embedder)
         ranked: list[Hit] = []

@@ -148,57 +148,6 @@ def _plan(estimate: int, dimension: int | None, index: str | None, limit: int) -
     return VectorPlan("index", estimate, dimension, limit, index, EF_SEARCH, MAX_SCAN_TUPLES)
 
 
-@dataclass(frozen=True)
-class Prepared:
-    """What a search reads before it embeds the query, in one statement: the time it is logged
-    at, the view's model (its embedding_models row), the query's full-text terms with the
-    caller's statistics, the vector plan, the refusal calibration in force for that model and
-    `calibration_mode`, and the search log id the search will be written under (None: not logged)."""
-
-    searched_at: datetime
-    model: dict[str, Any] | None
-    terms: tuple[list[bm25.Term], int]
-    plan: VectorPlan | None
-    calibration: dict[str, Any] | None
-    log_id: int | None
-
-
-def prepare(
-    conn: psycopg.Connection, query_text: str, groups: Sequence[str], view: View = View(), *,
-    vector: bool = True, calibration_mode: str | None = None, log: bool = False, exact_max_rows: int | None = None,
-) -> Prepared:
-    """One round trip for everything `search_chunks` and the refusal decision need besides the
-    query vector (run it in the caller's transaction, after set_session_groups): the model of
-    the view (the newest visible content version's: a sync never mixes models), the vector
-    plan's estimate counted as `plan_vector` counts it (when `vector`), the query's terms and
-    statistics (store/bm25.py), the calibration, and a search log id (when `log`)."""
-    limit = EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows
-    where = _where(view).replace("c.model_id = %(model_id)s", "v.model_id = (SELECT id FROM search_model)")
-    estimate = (f"(SELECT count(*) FROM (SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id"  # noqa: S608 -- fixed fragments
-                f" WHERE {where} LIMIT %(limit)s) passed)") if vector else "NULL::bigint"
-    sql = f"""
-    WITH RECURSIVE {bm25.TERM_CTES}, search_model AS MATERIALIZED (
-        SELECT e.* FROM embedding_models e WHERE e.id = ({_model_sql(view)})
-    )
-    SELECT now() AS searched_at, (SELECT row_to_json(m) FROM search_model m) AS model,
-           to_regclass(format('chunks_embedding_hnsw_%%s', (SELECT dimension FROM search_model)))::text AS index,
-           {estimate} AS estimate,
-           (SELECT row_to_json(r) FROM refusal_calibrations r WHERE r.model_id = (SELECT id FROM search_model)
-             AND r.mode = %(calibration_mode)s ORDER BY r.calibrated_at DESC, r.id DESC LIMIT 1) AS calibration,
-           CASE WHEN %(log)s THEN nextval(pg_get_serial_sequence('search_log', 'id')) END AS log_id,
-           {bm25.TERM_COLUMNS}
-    """  # noqa: S608 -- fixed fragments; values are parameters
-    params = {**_filter_params(groups, 0, view), **bm25.term_params(query_text, groups, live=view == View()),
-              "limit": limit + 1, "calibration_mode": calibration_mode, "log": log}
-    found = rows(conn, sql, params, prepare=True)[0]
-    model = found["model"]
-    plan = None
-    if vector and model is not None:
-        plan = _plan(int(found["estimate"]), model["dimension"], found["index"], limit)
-    return Prepared(found["searched_at"], model, bm25.terms_from(found["fts_terms"], found["fts_live"]), plan,
-                    found["calibration"], found["log_id"])
-
-
 def _model_sql(view: View) -> str:
     """The model of the index a view shows: the newest visible content version's (a sync refuses
     to mix models, so any visible version would do). The live index's is rag_live_model()
@@ -258,19 +207,6 @@ def _apply_index_settings(conn: psycopg.Connection, plan: VectorPlan) -> None:
     conn.execute("SELECT set_config('hnsw.iterative_scan', %s, true), set_config('hnsw.ef_search', %s, true),"
                  " set_config('hnsw.max_scan_tuples', %s, true)",
                  (plan.iterative_scan, str(plan.ef_search), str(plan.max_scan_tuples)))
-
-
-def index_ts_configs(conn: psycopg.Connection) -> list[str]:
-    """The text-search configurations chunks were indexed with (a skip scan over the
-    chunks_ts_config index: a handful of index probes, not a table scan)."""
-    found = conn.execute(
-        "WITH RECURSIVE cfg AS ("
-        " (SELECT ts_config FROM chunks ORDER BY ts_config LIMIT 1)"
-        " UNION ALL SELECT (SELECT c.ts_config FROM chunks c WHERE c.ts_config > cfg.ts_config"
-        "  ORDER BY c.ts_config LIMIT 1) FROM cfg WHERE cfg.ts_config IS NOT NULL)"
-        " SELECT ts_config::text FROM cfg WHERE ts_config IS NOT NULL"
-    ).fetchall()
-    return [r[0] for r in found]
 
 
 def search_chunks(
@@ -453,23 +389,3 @@ def index_model_id(conn: psycopg.Connection, view: View = View()) -> int | None:
         {"as_of": view.as_of, "preview_run": view.preview_run},
     ).fetchone()
     return row[0] if row else None
-
-
-def superseded_chunk_ids(
-    conn: psycopg.Connection, chunk_ids: Sequence[int], as_of: datetime | None, preview_run: str | None
-) -> set[int]:
-    """Of the given chunks, those whose version has a newer version the view should have shown
-    instead. Written independently of the visibility clauses above: the gate uses it to check
-    them, so it must not share their mistakes."""
-    if not chunk_ids:
-        return set()
-    found = conn.execute(
-        "SELECT c.id FROM chunks c JOIN document_versions v ON v.id = c.version_id"
-        " WHERE c.id = ANY(%(ids)s) AND EXISTS (SELECT 1 FROM document_versions n"
-        "  WHERE n.document_id = v.document_id AND n.version_no > v.version_no AND ("
-        "   (%(as_of)s::timestamptz IS NULL AND n.status IN ('live', 'superseded', 'tombstoned'))"
-        "   OR (%(as_of)s::timestamptz IS NOT NULL AND n.valid_from <= %(as_of)s)"
-        "   OR (n.status = 'staged' AND n.run_id = %(run)s)))",
-        {"ids": list(chunk_ids), "as_of": as_of, "run": preview_run},
-    ).fetchall()
-    return {r[0] for r in found}

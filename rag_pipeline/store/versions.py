@@ -7,6 +7,7 @@ import json
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -278,3 +279,23 @@ def publish(conn: psycopg.Connection, run_id: str) -> dict[str, int]:
         ).fetchall()]
         bm25_stats.apply_publish(conn, came, gone)  # full-text statistics change with the index
     return {"published": len(came), "superseded": len(gone), "tombstoned": tombstoned}
+
+
+def superseded_chunk_ids(
+    conn: psycopg.Connection, chunk_ids: Sequence[int], as_of: datetime | None, preview_run: str | None
+) -> set[int]:
+    """Of the given chunks, those whose version has a newer version the view should have shown
+    instead. Written independently of store/search.py's visibility clauses: the gate uses it to check
+    them, so it must not share their mistakes."""
+    if not chunk_ids:
+        return set()
+    found = conn.execute(
+        "SELECT c.id FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+        " WHERE c.id = ANY(%(ids)s) AND EXISTS (SELECT 1 FROM document_versions n"
+        "  WHERE n.document_id = v.document_id AND n.version_no > v.version_no AND ("
+        "   (%(as_of)s::timestamptz IS NULL AND n.status IN ('live', 'superseded', 'tombstoned'))"
+        "   OR (%(as_of)s::timestamptz IS NOT NULL AND n.valid_from <= %(as_of)s)"
+        "   OR (n.status = 'staged' AND n.run_id = %(run)s)))",
+        {"ids": list(chunk_ids), "as_of": as_of, "run": preview_run},
+    ).fetchall()
+    return {r[0] for r in found}

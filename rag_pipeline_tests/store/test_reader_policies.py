@@ -144,7 +144,7 @@ def search(conn: psycopg.Connection, vector: np.ndarray, model_id: int, groups: 
     `session` overrides the `rag.groups` setting (the query keeps `groups`)."""
     with conn.transaction():
         conn.execute("SELECT set_config('rag.groups', %s, true)", (",".join(groups) if session is None else session,))
-        prepared = store.search.prepare(conn, QUERY, groups, view, vector=mode != "fulltext")
+        prepared = store.search_prepare.prepare(conn, QUERY, groups, view, vector=mode != "fulltext")
         return store.search.search_chunks(conn, vector, QUERY, groups, model_id, k, view, mode=mode,
                                           plan=prepared.plan or EXACT, terms=prepared.terms)
 

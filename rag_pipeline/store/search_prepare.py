@@ -1,0 +1,74 @@
+"""The statement that prepares a search (its first round trip): everything `search_chunks` and
+the refusal decision need besides the query vector, read at once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from rag_pipeline.store import bm25
+from rag_pipeline.store._sql import rows
+from rag_pipeline.store.search import (
+    EXACT_MAX_ROWS,
+    VectorPlan,
+    View,
+    _filter_params,
+    _model_sql,
+    _plan,
+    _where,
+)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What a search reads before it embeds the query, in one statement: the time it is logged
+    at, the view's model (its embedding_models row), the query's full-text terms with the
+    caller's statistics, the vector plan, the refusal calibration in force for that model and
+    `calibration_mode`, and the search log id the search will be written under (None: not logged)."""
+
+    searched_at: datetime
+    model: dict[str, Any] | None
+    terms: tuple[list[bm25.Term], int]
+    plan: VectorPlan | None
+    calibration: dict[str, Any] | None
+    log_id: int | None
+
+
+def prepare(
+    conn: psycopg.Connection, query_text: str, groups: Sequence[str], view: View = View(), *,
+    vector: bool = True, calibration_mode: str | None = None, log: bool = False, exact_max_rows: int | None = None,
+) -> Prepared:
+    """One round trip for everything `search_chunks` and the refusal decision need besides the
+    query vector (run it in the caller's transaction, after set_session_groups): the model of
+    the view (the newest visible content version's: a sync never mixes models), the vector
+    plan's estimate counted as `plan_vector` counts it (when `vector`), the query's terms and
+    statistics (store/bm25.py), the calibration, and a search log id (when `log`)."""
+    limit = EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows
+    where = _where(view).replace("c.model_id = %(model_id)s", "v.model_id = (SELECT id FROM search_model)")
+    estimate = (f"(SELECT count(*) FROM (SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id"  # noqa: S608 -- fixed fragments
+                f" WHERE {where} LIMIT %(limit)s) passed)") if vector else "NULL::bigint"
+    sql = f"""
+    WITH RECURSIVE {bm25.TERM_CTES}, search_model AS MATERIALIZED (
+        SELECT e.* FROM embedding_models e WHERE e.id = ({_model_sql(view)})
+    )
+    SELECT now() AS searched_at, (SELECT row_to_json(m) FROM search_model m) AS model,
+           to_regclass(format('chunks_embedding_hnsw_%%s', (SELECT dimension FROM search_model)))::text AS index,
+           {estimate} AS estimate,
+           (SELECT row_to_json(r) FROM refusal_calibrations r WHERE r.model_id = (SELECT id FROM search_model)
+             AND r.mode = %(calibration_mode)s ORDER BY r.calibrated_at DESC, r.id DESC LIMIT 1) AS calibration,
+           CASE WHEN %(log)s THEN nextval(pg_get_serial_sequence('search_log', 'id')) END AS log_id,
+           {bm25.TERM_COLUMNS}
+    """  # noqa: S608 -- fixed fragments; values are parameters
+    params = {**_filter_params(groups, 0, view), **bm25.term_params(query_text, groups, live=view == View()),
+              "limit": limit + 1, "calibration_mode": calibration_mode, "log": log}
+    found = rows(conn, sql, params, prepare=True)[0]
+    model = found["model"]
+    plan = None
+    if vector and model is not None:
+        plan = _plan(int(found["estimate"]), model["dimension"], found["index"], limit)
+    return Prepared(found["searched_at"], model, bm25.terms_from(found["fts_terms"], found["fts_live"]), plan,
+                    found["calibration"], found["log_id"])
