@@ -22,10 +22,10 @@
 -- Every statement is idempotent.
 
 -- The tf part of BM25 for a term occurring tf times in a chunk of dl tokens: the one definition.
--- k1 0.9, b 0.4 (Anserini's BEIR defaults, as before); pivot 128 tokens (store/bm25.py says why).
+-- k1 0.9, b 0.4 (Anserini's BEIR defaults, as before); pivot 184 tokens (store/bm25.py says why).
 CREATE OR REPLACE FUNCTION rag_bm25_tf(tf float8, dl integer) RETURNS float8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT tf * (0.9 + 1) / (tf + 0.9 * (1 - 0.4 + 0.4 * dl / 128.0))
+    SELECT tf * (0.9 + 1) / (tf + 0.9 * (1 - 0.4 + 0.4 * dl / 184.0))
 $$;
 
 -- The sparsevec index of a lexeme: 1 .. 999,999,999 from its MD5 (stable across servers and
