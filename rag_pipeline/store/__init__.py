@@ -5,6 +5,7 @@ an open connection and documents whether it commits; document writes are one tra
 """
 
 from rag_pipeline.store import (
+    answers,
     embeddings,
     history,
     migrations,
@@ -24,6 +25,7 @@ from rag_pipeline.store import (
 )
 
 __all__ = [
+    "answers",
     "embeddings",
     "history",
     "migrations",
