@@ -123,23 +123,12 @@ def verify(conn: psycopg.Connection, embedder: Embedder, draft: Draft, *, user: 
     calibration_id = None
     if threshold is None:
         threshold, calibration_id = support.threshold_for(conn, entry["model_id"])
-    when = entry["as_of"] or store.answers.now(conn)
-    cited = store.answers.cited_chunks(conn, [c.chunk_id for claim in draft.claims for c in claim.citations])
-    retrieved = {r.get("chunk_id") for r in entry["results"]}
-    groups = set(entry["groups"])
-    checks = [[_check(c.chunk_id, c.quote, cited.get(c.chunk_id), retrieved, groups, when) for c in claim.citations]
-              for claim in draft.claims]
-    _judge_support(conn, embedder, draft, checks, threshold)
-    claims = [_claim(claim.text, found) for claim, found in zip(draft.claims, checks)]
-    supported = sum(c.status == "supported" for c in claims)
-    verdict = "verified" if supported == len(claims) else "rejected" if supported == 0 else "flagged"
-    result = Verification(answer_id=None, log_id=draft.log_id, verdict=verdict,
-                          message=REFUSAL_MESSAGE if verdict == "rejected" else None,
-                          claims=claims, judged_as_of=when, threshold=threshold)
+    result = judge(conn, embedder, draft, entry, threshold)
     if record:
         result.answer_id = store.answers.record_answer(conn, {
-            "search_id": draft.log_id, "judged_as_of": when, "caller": user, "draft": draft.to_dict(),
-            "claims": [c.to_dict(for_caller=False) for c in claims], "verdict": verdict, "message": result.message,
+            "search_id": draft.log_id, "judged_as_of": result.judged_as_of, "caller": user, "draft": draft.to_dict(),
+            "claims": [c.to_dict(for_caller=False) for c in result.claims], "verdict": result.verdict,
+            "message": result.message,
             "model_id": entry["model_id"], "support_threshold": threshold.value,
             "support_coverage_weight": threshold.coverage_weight, "support_source": threshold.source,
             "support_calibration_id": calibration_id,
@@ -147,8 +136,28 @@ def verify(conn: psycopg.Connection, embedder: Embedder, draft: Draft, *, user: 
     return result
 
 
+def judge(conn: psycopg.Connection, embedder: Embedder, draft: Draft, search: dict[str, Any],
+          threshold: support.Threshold, *, preview: bool = False) -> Verification:
+    """The verdict on `draft` against one search (`groups`, `as_of`, `results` as the search log
+    keeps them), recording nothing: what `verify` records and the evaluation scores. `preview`:
+    the results are a staged run's (the gate), whose staged chunks count as valid."""
+    when = search["as_of"] or store.answers.now(conn)
+    cited = store.answers.cited_chunks(conn, [c.chunk_id for claim in draft.claims for c in claim.citations])
+    retrieved = {r.get("chunk_id") for r in search["results"]}
+    groups = set(search["groups"])
+    checks = [[_check(c.chunk_id, c.quote, cited.get(c.chunk_id), retrieved, groups, when, preview)
+               for c in claim.citations] for claim in draft.claims]
+    _judge_support(conn, embedder, draft, checks, threshold)
+    claims = [_claim(claim.text, found) for claim, found in zip(draft.claims, checks)]
+    supported = sum(c.status == "supported" for c in claims)
+    verdict = "verified" if supported == len(claims) else "rejected" if supported == 0 else "flagged"
+    return Verification(answer_id=None, log_id=draft.log_id, verdict=verdict,
+                        message=REFUSAL_MESSAGE if verdict == "rejected" else None,
+                        claims=claims, judged_as_of=when, threshold=threshold)
+
+
 def _check(chunk_id: int, quote: str | None, chunk: dict[str, Any] | None, retrieved: set[int], groups: set[str],
-           when: datetime) -> CitationCheck:
+           when: datetime, preview: bool = False) -> CitationCheck:
     """Statuses 1-5 of the module docstring; a citation that passes them is left 'pending' for
     the exact fields and the support score."""
     if chunk is None:
@@ -161,7 +170,7 @@ def _check(chunk_id: int, quote: str | None, chunk: dict[str, Any] | None, retri
     found = CitationCheck(chunk_id, quote, "pending", "", chunk, True)
     if chunk_id not in retrieved:
         found.status, found.reason = "not_retrieved", f"chunk {chunk_id} is not among the results of the search"
-    elif not _valid_at(chunk, when):
+    elif not (preview and chunk["status"] == "staged") and not _valid_at(chunk, when):
         found.status, found.reason = "superseded", _superseded_reason(chunk, when)
     elif quote is not None and exact.normalise(quote) not in exact.normalise(chunk["text"]):
         found.status, found.reason = "quote_not_found", f"the quoted text is not in chunk {chunk_id}"

@@ -104,3 +104,23 @@ def latest_support_calibration(conn: psycopg.Connection, model_id: int) -> dict[
         "SELECT * FROM support_calibrations WHERE model_id = %s ORDER BY calibrated_at DESC, id DESC LIMIT 1",
         (model_id,),
     )
+
+
+def chunk_holding(conn: psycopg.Connection, phrase: str, uri: str | None, as_of: Any = None) -> int | None:
+    """The first chunk (by id) of a version valid now (or at `as_of`) whose text holds `phrase`,
+    ignoring case and whitespace runs, optionally of one document (URI with or without its
+    source): how an evaluation's answer case names a passage outside its search's results."""
+    from rag_pipeline.store.search import VISIBLE_AS_OF
+
+    needle = " ".join(phrase.split()).casefold().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    visible = VISIBLE_AS_OF if as_of is not None else "v.status = 'live'"
+    statement = (
+        "SELECT c.id FROM chunks c JOIN document_versions v ON v.id = c.version_id JOIN documents d ON d.id = v.document_id"  # noqa: S608
+        f" WHERE {visible} AND lower(regexp_replace(c.text, '\\s+', ' ', 'g')) LIKE %(like)s"
+        " AND (%(uri)s::text IS NULL OR d.uri = %(uri)s OR d.source || '/' || d.uri = %(uri)s) ORDER BY c.id LIMIT 1"
+    )  # the visibility clause is a fixed fragment; values are parameters
+    found = conn.execute(
+        statement,
+        {"like": f"%{needle}%", "uri": uri, "as_of": as_of},
+    ).fetchone()
+    return None if found is None else int(found[0])

@@ -304,3 +304,88 @@ def test_hostile_answers_are_refused_with_exit_2_and_nothing_written(capsys, dem
     assert code == 2 and captured.out == "", (case, captured.out[:300])
     assert captured.err.startswith("rag-pipeline: ") and len(captured.err) < 600, captured.err
     assert _answers(url) == before
+
+
+ANSWER_CASES = """
+- id: travel-abroad-right
+  as_user: {groups: [all-staff]}
+  split: calibration
+  question: Who approves a business trip abroad?
+  answer:
+    - text: A business trip abroad must be approved in advance by the head of department.
+      cite: {evidence: "approved in advance by the head of department", expect: ok}
+      expect: supported
+- id: hotel-cap-wrong-figure
+  as_user: {groups: [all-staff]}
+  split: calibration
+  question: How much may I spend on a hotel in Berlin?
+  answer:
+    - text: Hotels in Berlin are paid up to EUR 195 a night.
+      cite: {evidence: "| Berlin | 140 |", expect: unsupported}
+      expect: unsupported
+    - text: Unlisted cities have a hotel cap of EUR 120 per night.
+      cite: {evidence: "the hotel cap is EUR 120 per night", expect: ok}
+      expect: supported
+- id: wrong-passage
+  as_user: {groups: [all-staff]}
+  split: calibration
+  question: Who approves exceptions to the travel policy?
+  answer:
+    - text: Exceptions to the travel policy are approved by the head of Finance.
+      cite: [{evidence: "| Berlin | 140 |", expect: unsupported}, {chunk_id: 987654321, expect: not_retrieved}]
+      expect: unsupported
+    - text: Exceptions must be requested in writing before the trip.
+      cite: {evidence: "Exceptions to this policy must be requested in writing", expect: ok}
+      expect: supported
+- id: receipts-report
+  as_user: {groups: [all-staff]}
+  split: report
+  question: What is the deadline for handing in receipts after a business trip?
+  answer:
+    - text: Receipts must be uploaded within 30 days of returning from the trip.
+      cite: {evidence: "within 30 days of returning from the trip", quote: "within 30 days of returning", expect: ok}
+      expect: supported
+    - text: Receipts must be uploaded within 30 days of returning from the trip.
+      cite: {evidence: "within 30 days of returning from the trip", quote: "within 14 days of returning", expect: quote_not_found}
+      expect: unsupported
+    - text: Mileage is paid at EUR 0.30 per kilometre.
+      expect: uncited
+- id: report-wrong-passage
+  as_user: {groups: [all-staff]}
+  split: report
+  question: How long must passwords be?
+  answer:
+    - text: Passwords must be at least 14 characters long.
+      cite: {evidence: "Passwords must be at least 14 characters long", expect: ok}
+      expect: supported
+    - text: Every employee on a business trip is covered by the company travel insurance.
+      cite: {evidence: "Passwords must be at least 14 characters long", source: it/security-handbook.md, expect: unsupported}
+      expect: unsupported
+"""
+
+
+def test_answer_cases_are_evaluated_gated_and_calibrate_the_support_threshold(capsys, demo, tmp_path: Path) -> None:
+    config, url = demo
+    eval_set = tmp_path / "answers.yaml"
+    eval_set.write_text(ANSWER_CASES, encoding="utf-8")
+    code, report = run_cli(capsys, "eval", str(eval_set), "--config", str(config))
+    metrics = report["metrics"]
+    assert metrics["answer_cases"] == 5 and metrics["citation_accuracy"] == 1.0, report["answer_cases"]
+    assert metrics["unsupported_recall"] == 1.0 and metrics["unsupported_precision"] == 1.0
+    assert metrics["citation_coverage"] == 1.0 and code == 0
+    assert not any(c["failed"] for c in report["answer_cases"])
+    # thresholdable in the gate: a bound the metrics cannot meet fails eval with exit 3
+    strict = tmp_path / "strict.yaml"
+    strict.write_text(config.read_text().replace("thresholds:", "thresholds:\n    citation_accuracy: 1.01\n   ", 1))
+    code, report = run_cli(capsys, "eval", str(eval_set), "--config", str(strict))
+    assert code == 3 and any("citation_accuracy" in f for f in report["failures"])
+    before = query(url, "SELECT count(*) FROM answers")[0][0]
+    code, fitted = run_cli(capsys, "calibrate-support", str(eval_set), "--config", str(config))
+    assert code == 0 and fitted["calibration_citations"]["ok"] >= 2 and fitted["calibration_citations"]["unsupported"] >= 1
+    stored = query(url, "SELECT threshold, coverage_weight FROM support_calibrations ORDER BY id DESC LIMIT 1")[0]
+    assert stored == (pytest.approx(fitted["threshold"], abs=1e-4), fitted["coverage_weight"])
+    assert query(url, "SELECT count(*) FROM answers")[0][0] == before  # evaluation records no answer
+    searched = _search(capsys, config)
+    code, out = _verify(capsys, config, tmp_path, {"log_id": searched["log_id"], "claims": [
+        {"text": "Trips need approval.", "citations": [{"chunk_id": searched["results"][0]["chunk_id"]}]}]})
+    assert out["support_threshold"]["source"].startswith("calibrated") and str(eval_set) in out["support_threshold"]["source"]
