@@ -8,18 +8,20 @@ before any score: every field of the claim must occur in the cited text, after b
 normalised the same way, so that writing differs without the fact differing:
 
 - number words become digits ("ten working days" = "10 working days"; "one" only before a unit);
-- thousands separators go ("19,984,378" = "19984378"), decimals are compared as values
-  ("0.30" = "0.3"), and "1.5 million" = "1500000";
+- thousands separators go ("19,984,378" = "19984378", and the Indian "2,32,822" = "232822"),
+  decimals are compared as values ("0.30" = "0.3"), and "1.5 million" = "1500000";
 - an amount is its value and currency whichever side the currency stands on ("EUR 165" =
   "165 EUR" = "€165"); a table row "| Berlin | 165 |" under a "(EUR)" header states it too (the
   value as a number, the currency anywhere in the passage);
 - dates become ISO ("1 January 2026" = "January 1, 2026" = "2026-01-01"; "November 2021" =
-  "2021-11"); a year alone is a number;
+  "2021-11"), month names in English, German, French and Czech ("31. Dezember 2016", "décembre
+  2020", "1. ledna 2026"); a year alone is a number;
 - durations are value and unit ("30 days", "30-day"); a qualifier the claim gives ("working")
   must be there too;
 - identifiers are tokens mixing letters and digits or dotted numbers ("10-K", "2.3.59", "ID.AM-1"),
   and acronyms ("CEO", "MFA", "LIBOR"): a claim naming another office or system is not supported
-  by a passage that never names it;
+  by a passage that never names it; an acronym is named by its letters or by the capitalised
+  words it abbreviates ("CEO" by "Chief Executive Officer");
 - a figure the passage holds only in a Markdown table counts only in a row that shares a word
   with the claim, under a column whose header does too: "Berlin ... EUR 135" is not stated by a
   rate table where 135 is Hamburg's figure, nor "meals ... 140" by the hotel-cap column.
@@ -42,10 +44,25 @@ _SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
 _WORD = "|".join(sorted([*_UNITS, *_TENS, *_SCALES], key=len, reverse=True))
 _NUMBER_WORDS = re.compile(rf"\b(?:{_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_WORD}))*\b")
 _UNIT_WORDS = r"(?:second|minute|hour|day|week|month|year|working|business|calendar|percent|per\s+cent|time)s?"
-_MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
-           "oct": 10, "nov": 11, "dec": 12}
-_MONTH = (r"(?P<{n}>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-          r"|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+# Month names by number: English (and its abbreviations), German, French and Czech (nominative
+# and the genitive a Czech date uses, "1. ledna 2026"): the corpus's passages write dates in their
+# own language while an answer often restates them in English.
+_MONTH_NAMES = {name: number for number, names in enumerate((
+    "january jan januar jänner janvier leden ledna",
+    "february feb februar février únor února",
+    "march mar märz mars březen března",
+    "april apr avril duben dubna",
+    "may mai květen května",
+    "june jun juni juin červen června",
+    "july jul juli juillet červenec července",
+    "august aug août srpen srpna",
+    "september sep sept septembre září",
+    "october oct oktober octobre říjen října",
+    "november nov novembre listopad listopadu",
+    "december dec dezember décembre prosinec prosince",
+), 1) for name in names.split()}
+_MONTH = ("(?P<{n}>" + "|".join(sorted(_MONTH_NAMES, key=len, reverse=True)) + r")\.?")
+_DAY_SUFFIX = r"(?:st|nd|rd|th|er|\.)?"  # 1st, 1er, and the German and Czech "1."
 _NUM = r"\d+(?:[.,]\d+)*"
 _CURRENCIES = {"eur": "EUR", "€": "EUR", "euro": "EUR", "euros": "EUR", "usd": "USD", "$": "USD", "dollar": "USD",
                "dollars": "USD", "us$": "USD", "gbp": "GBP", "£": "GBP", "chf": "CHF", "czk": "CZK", "kč": "CZK",
@@ -55,7 +72,7 @@ _MULT = r"(?:\s?(?P<mult>million|billion|thousand|bn|m|k)\b)?"
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("date", re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b")),
-    ("date", re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH.format(n="mon") + r",?\s+(?P<y>\d{4})\b")),
+    ("date", re.compile(r"\b(?P<d>\d{1,2})" + _DAY_SUFFIX + r"\s+(?:of\s+)?" + _MONTH.format(n="mon") + r",?\s+(?P<y>\d{4})\b")),
     ("date", re.compile(r"\b" + _MONTH.format(n="mon") + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})\b")),
     ("date", re.compile(r"\b(?P<d>\d{1,2})\.\s?(?P<m>\d{1,2})\.\s?(?P<y>\d{4})\b")),
     ("date", re.compile(r"\b" + _MONTH.format(n="mon") + r",?\s+(?P<y>\d{4})\b")),
@@ -92,6 +109,7 @@ class Facts:
     text: str  # the normalised passage
     prose_values: frozenset[str] = frozenset()  # numeric values stated outside Markdown tables
     tables: tuple[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]], ...] = ()  # (header cells, rows)
+    initialisms: frozenset[str] = frozenset()  # what its capitalised names abbreviate to ("Chief Executive Officer": ceo)
 
 
 def normalise(text: str) -> str:
@@ -132,8 +150,8 @@ def value(number: str, mult: str | None = None) -> str | None:
     """A written number as a canonical decimal string ("19,984,378" -> "19984378", "0,30" ->
     "0.3", "1.5" + "million" -> "1500000"), or None when it is not one number."""
     digits = number
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", digits):
-        digits = digits.replace(",", "")
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?", digits):
+        digits = digits.replace(",", "")  # 19,984,378; and the Indian 2,32,822 (lakh grouping)
     elif re.fullmatch(r"\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?", digits):  # 1.234.567 (and 1.234.567,89)
         digits = digits.replace(".", "").replace(",", ".")
     elif re.fullmatch(r"\d+,\d+", digits):
@@ -149,7 +167,7 @@ def value(number: str, mult: str | None = None) -> str | None:
 def _key(kind: str, match: re.Match[str]) -> str | None:
     groups = match.groupdict()
     if kind == "date":
-        month = _MONTHS[groups["mon"][:3]] if groups.get("mon") else int(groups["m"])
+        month = _MONTH_NAMES[groups["mon"]] if groups.get("mon") else int(groups["m"])
         year = int(groups["y"])
         if not 1 <= month <= 12:
             return None
@@ -185,7 +203,11 @@ def extract(text: str) -> list[Field]:
             for i in range(match.start(), match.end()):
                 taken[i] = True
             found.setdefault((kind, key), Field(kind, key, match.group().strip()))
-    for acronym in re.findall(r"(?<![\w-])[A-Z][A-Z&]{1,7}(?=s?(?![\w-]))", unicodedata.normalize("NFKC", text)):
+    plain = unicodedata.normalize("NFKC", text)
+    for code in re.findall(r"(?<![\w.-])[A-Z]{2,5}(?:\.[A-Z]{2,5})+(?![\w-])", plain):
+        found.setdefault(("identifier", code.casefold()), Field("identifier", code.casefold(), code))
+    plain = re.sub(r"(?<![\w.-])[A-Z]{2,5}(?:\.[A-Z]{2,5})+(?![\w-])", " ", plain)  # "PR.AC" is one code, not PR and AC
+    for acronym in re.findall(r"(?<![\w-])[A-Z][A-Z&]{1,7}(?=s?(?![\w-]))", plain):
         key = acronym.casefold()
         if key not in _CURRENCIES and key.upper() not in _CURRENCIES.values():
             found.setdefault(("identifier", key), Field("identifier", key, acronym))
@@ -212,7 +234,28 @@ def facts(text: str) -> Facts:
     prose = "\n".join(line for line in _lines(text) if not line.lstrip().startswith("|"))
     return Facts(frozenset(keys), frozenset(values), frozenset(currencies),
                  "%" in prepared or bool(re.search(r"\bper\s?cent", prepared)), prepared,
-                 frozenset(_values(prose)), _tables(text))
+                 frozenset(_values(prose)), _tables(text), _initialisms(text))
+
+
+_CONNECTORS = frozenset({"of", "and", "for", "the", "&"})
+
+
+def _initialisms(text: str) -> frozenset[str]:
+    """The initials of every run of two or more capitalised words ("of", "and", "for", "the" may
+    sit inside a run without counting): a passage naming the "Chief Executive Officer" or the
+    "Business Master File" states the claim's "CEO" or "BMF". Lower-case words break a run, so
+    initials of ordinary prose ("the company expects operating ...") never spell an acronym."""
+    found: set[str] = set()
+    run: list[str] = []
+    for word in [*re.findall(r"[^\W\d_]+|&", unicodedata.normalize("NFKC", text)), "."]:
+        if word[0].isupper():
+            run.append(word[0].casefold())
+            continue
+        if word.casefold() in _CONNECTORS and run:
+            continue
+        found.update("".join(run[i:j]) for i in range(len(run)) for j in range(i + 2, min(len(run), i + 8) + 1))
+        run = []
+    return frozenset(found)
 
 
 def _lines(text: str) -> list[str]:
@@ -288,7 +331,8 @@ def stated(field: Field, passage: Facts, claim_terms: set[str] | None = None) ->
         return any(kind == "duration" and key.split(" ")[0] == number and key.split(" ")[-1] == unit
                    and (not qualifier or qualifier[0] in key.split(" ")) for kind, key in passage.keys)
     if field.kind == "identifier":
-        return re.search(rf"(?<![\w]){re.escape(field.key)}(?![\w])", passage.text) is not None
+        return (re.search(rf"(?<![\w]){re.escape(field.key)}(?![\w])", passage.text) is not None
+                or field.key in passage.initialisms)
     return field.key in passage.values
 
 

@@ -27,6 +27,16 @@ RATES = ("The rates below apply.\n\n| City | Hotel cap (EUR) | Meals per day (EU
     ("It was filed on Form 10-K in November 2021.", "this Form 10-K, filed 15 November 2021"),
     ("Berlin hotels are capped at EUR 140.", RATES),
     ("The hotel cap for unlisted cities is EUR 120 per night.", RATES),
+    # evalsets/answers: an acronym by the words it abbreviates, dates in the passage's language,
+    # Indian digit grouping
+    ("Todd Cravens became President and CEO on July 24, 2017.",
+     "Todd Cravens was appointed as our President and Chief Executive Officer on July 24, 2017."),
+    ("BMFOL displays BMF data.", "command code BMFOL to display the Business Master File data"),
+    ("Edition 0 is dated 31 December 2016.", "0. Auflage, 31. Dezember 2016 Martin Thoma"),
+    ("The meetings were held in December 2020.", "Des rencontres de validation ont été réalisées en novembre et décembre 2020"),
+    ("The law takes effect on 1 January 2026.", "Tento zákon nabývá účinnosti dnem 1. ledna 2026"),
+    ("Reliance created 232,822 new jobs.", "2,32,822\n\nNew jobs created"),
+    ("The category is Identity Management and Access Control (PR.AC).", "renamed to Identity Management and Access Control (PR.AC)"),
 ])
 def test_a_field_written_differently_is_stated(claim: str, passage: str) -> None:
     assert extract(claim), claim
@@ -43,6 +53,12 @@ def test_a_field_written_differently_is_stated(claim: str, passage: str) -> None
     ("The margin is 7.5%.", "LIBOR plus 7.75%", "7.5"),
     ("Trips abroad need the CEO's approval.", "approved by the head of department", "ceo"),
     ("See IRM 2.3.60.", "IRM 2.3.59 describes", "2.3.60"),
+    ("The CEO approves the budget.", "the company expects operating costs to rise", "ceo"),  # initials of prose
+    ("The law was passed on 13 July 2025.", "ZÁKON ze dne 3. července 2025", "2025-07-13"),
+    ("Reliance created 2,23,822 new jobs.", "2,32,822\n\nNew jobs created", "223822"),  # was read as no number
+    # a dotted code is one identifier, not two acronyms the passage's capitalised words may spell
+    ("It was renamed Identity Management and Access Control (PR.IM).",
+     "renamed to Identity Management and Access Control (PR.AC)", "pr.im"),
 ])
 def test_a_different_figure_is_not_stated(claim: str, passage: str, absent: str) -> None:
     assert [f.key for f in missing(claim, extract(claim), facts(passage))] == [absent]
