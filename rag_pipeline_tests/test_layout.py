@@ -26,6 +26,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
     {"cleaning"},
     {"chunking"},
     {"retrieval"},
+    {"answers"},  # citations of generated answers checked against the logged search
     {"evaluation"},
     {"config"},  # composes each layer's own section model
     {"sync"},

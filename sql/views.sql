@@ -71,6 +71,31 @@ FROM search_log l
 CROSS JOIN LATERAL jsonb_array_elements(l.results) WITH ORDINALITY AS r(hit, rank)
 LEFT JOIN chunk_history c ON c.chunk_id = (r.hit ->> 'chunk_id')::bigint;
 
+-- Every verified answer (migration 016) with the search it was generated from: who asked what,
+-- with which groups, as of when, and the verdict the citations earned.
+CREATE OR REPLACE VIEW answer_record AS
+SELECT a.id AS answer_id, a.search_id, a.verified_at, a.judged_as_of, a.caller, a.db_user, a.verdict,
+       a.message, l.query, l.groups, l.as_of AS search_as_of, l.searched_at, a.draft, a.claims,
+       m.name AS model_name, m.revision AS model_revision, a.support_threshold,
+       a.support_coverage_weight, a.support_source
+FROM answers a
+JOIN search_log l ON l.id = a.search_id
+LEFT JOIN embedding_models m ON m.id = a.model_id;
+
+-- Which claims of which answers cited which document version: one row per citation, with the
+-- document and version the cited chunk belongs to (whatever its status: a fabricated id has no
+-- document, a chunk the caller could not see has one).
+CREATE OR REPLACE VIEW answer_citations AS
+SELECT a.id AS answer_id, a.search_id, a.verified_at, a.caller, a.verdict,
+       cl.ord AS claim_no, cl.claim ->> 'text' AS claim, cl.claim ->> 'status' AS claim_status,
+       ci.ord AS citation_no, (ci.cit ->> 'chunk_id')::bigint AS chunk_id,
+       c.source, c.uri, c.version_no, c.section_path, c.page_start, c.page_end,
+       ci.cit ->> 'status' AS citation_status, ci.cit ->> 'reason' AS reason, ci.cit ->> 'quote' AS quote
+FROM answers a
+CROSS JOIN LATERAL jsonb_array_elements(a.claims) WITH ORDINALITY AS cl(claim, ord)
+CROSS JOIN LATERAL jsonb_array_elements(cl.claim -> 'citations') WITH ORDINALITY AS ci(cit, ord)
+LEFT JOIN chunk_history c ON c.chunk_id = (ci.cit ->> 'chunk_id')::bigint;
+
 -- Rights on the views: compliance reads every one; nobody else is given any (views created later
 -- would otherwise inherit the writer's default table privileges, and writing through an
 -- updatable view would run with the owner's rights).

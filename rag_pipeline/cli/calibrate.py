@@ -20,6 +20,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                        help="calibrate the refusal threshold from an evaluation set and store it with the index")
     p.add_argument("eval_set")
     p.set_defaults(func=cmd_calibrate)
+    p = sub.add_parser("calibrate-support", parents=[common],
+                       help="calibrate the answer checker's support threshold from an evaluation set's answer cases")
+    p.add_argument("eval_set")
+    p.set_defaults(func=cmd_calibrate_support)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -73,4 +77,52 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         f"term coverage, calibrated on {len(answer)} must-answer and "
         f"{len(refuse)} must-refuse cases of {shown(str(path))}; on the {len(held_answer) + len(held_refuse)} held-out "
         f"cases it answers {answered:.0%} of must-answer and refuses {refused:.0%} of must-refuse questions")
+    return EXIT_OK
+
+
+def cmd_calibrate_support(args: argparse.Namespace) -> int:
+    """The support score's weight and threshold (answers/support.py) fitted on the calibration
+    half of the set's answer cases (their citations expected `ok` against those expected
+    `unsupported` that reach the score), stored with the index, and reported on the other half."""
+    from rag_pipeline import store
+    from rag_pipeline.answers import support
+    from rag_pipeline.evaluation.answer_cases import load_answer_cases, run_answer_cases, support_evidence
+
+    config = load_config(args)
+    path = Path(args.eval_set)
+    cases = load_answer_cases(path)
+    model = embedder(config)
+    with connection(config) as conn:
+        model_id = store.search.index_model_id(conn)
+        if model_id is None:
+            raise UsageError("the index is empty: sync documents before calibrating the support threshold")
+        heap.work_begins()
+        halves = {half: run_answer_cases(conn, model, [c for c in cases if c.in_calibration_split == (half == "calibration")],
+                                         k=config.evaluation.k, threshold=support.DEFAULT)
+                  for half in ("calibration", "report")}
+        ok, unsupported = support_evidence(halves["calibration"])
+        if not ok or not unsupported:
+            raise UsageError(f"{path}: the calibration half has {len(ok)} citations expected ok and {len(unsupported)} "
+                             "expected unsupported that reach the support score; it needs both")
+        fitted = support.calibrate(ok, unsupported)
+        held_ok, held_unsupported = support_evidence(halves["report"])
+        passed, refused = support.held_out_accuracies(held_ok, held_unsupported, fitted)
+        store.answers.save_support_calibration(conn, {
+            "model_id": model_id, "threshold": fitted.threshold, "coverage_weight": fitted.coverage_weight,
+            "eval_set": str(path), "eval_set_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "supported": len(ok), "unsupported": len(unsupported),
+            "supported_accuracy": passed, "unsupported_accuracy": refused,
+        })
+    result = {"threshold": round(fitted.threshold, 4), "coverage_weight": fitted.coverage_weight,
+              "calibration_citations": {"ok": len(ok), "unsupported": len(unsupported)},
+              "held_out_citations": {"ok": len(held_ok), "unsupported": len(held_unsupported)},
+              "held_out_accuracy": {"ok": round(passed, 4), "unsupported": round(refused, 4)}}
+    if args.json:
+        emit_json(result)
+        return EXIT_OK
+    console().print(
+        f"support threshold {fitted.threshold:.3f} on similarity + {fitted.coverage_weight:g} x term coverage, calibrated on "
+        f"{len(ok)} supporting and {len(unsupported)} non-supporting citations of {shown(str(path))}; on the "
+        f"{len(held_ok) + len(held_unsupported)} held-out citations it passes {passed:.0%} of supporting and flags "
+        f"{refused:.0%} of non-supporting ones")
     return EXIT_OK

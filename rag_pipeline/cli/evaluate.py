@@ -19,17 +19,19 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from rag_pipeline.evaluation.answer_cases import load_answer_cases
     from rag_pipeline.evaluation.evaluate import evaluate, load_eval_set
 
     config = load_config(args)
     at = as_of(args.as_of)
     cases = load_eval_set(Path(args.eval_set))
+    answer_cases = load_answer_cases(Path(args.eval_set))
     model = embedder(config)
     with connection(config) as conn:
         threshold = refusal_threshold(conn, config, at)
         heap.work_begins()
         report = evaluate(conn, model, cases, k=config.evaluation.k, thresholds=config.evaluation.thresholds,
-                          refusal_threshold=threshold, as_of=at)
+                          refusal_threshold=threshold, as_of=at, answer_cases=answer_cases)
     if args.json:
         emit_json(report.to_dict())
         return EXIT_OK if report.passed else EXIT_GATE
@@ -37,6 +39,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for case in report.cases:
         out.print(f"{'FAIL' if case.failed else 'ok  '} {shown(case.id)}: expected {case.expected}, refused={case.refused}, "
                   f"source={case.source_hit}, evidence={case.evidence_hit}, rank={case.first_relevant_rank}")
+    for answer in report.answer_cases:
+        statuses = ", ".join(f"{c['status']}" + ("" if c["status"] == c["expected"] else f" (expected {c['expected']})")
+                             for c in answer.claims)
+        out.print(f"{'FAIL' if answer.failed else 'ok  '} {shown(answer.id)}: answer {answer.verdict}; claims {statuses}")
     out.print("metrics: " + ", ".join(f"{k} {v:g}" for k, v in report.metrics.items()))
     out.print("verdict: " + ("passed" if report.passed else shown("; ".join(report.failures))))
     return EXIT_OK if report.passed else EXIT_GATE

@@ -71,6 +71,21 @@ def _print(result: Explanation) -> None:
     _print_replay(out, f"replay as of {when(result.replay.as_of)}", result.replay)
     if result.now is not None:
         _print_replay(out, "same search on today's index", result.now)
+    _print_answers(out, result.answers)
+
+
+def _print_answers(out: Any, answers: list[dict[str, Any]]) -> None:
+    """The answers verified against this search: verdict, who, when, and each claim's status."""
+    if not answers:
+        out.print("  answers verified against this search: none")
+        return
+    out.print(f"  answers verified against this search: {len(answers)}")
+    for a in answers:
+        out.print(f"    answer {a['answer_id']} {a['verdict']} at {when(a['verified_at'])}"
+                  f" by {shown(a['caller'] or '(no caller given)')} (database user {shown(a['db_user'])})")
+        for number, claim in enumerate(a["claims"], 1):
+            cited = ", ".join(f"{c['chunk_id']} {c['status']}" for c in claim["citations"]) or "no citation"
+            out.print(f"      {number}. {claim['status']}: {shown(claim['text'][:120])} ({shown(cited)})")
 
 
 def _strategy(strategy: dict[str, Any]) -> str:

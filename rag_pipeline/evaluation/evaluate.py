@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -19,10 +19,12 @@ from typing import Any
 import psycopg
 
 from rag_pipeline import store
+from rag_pipeline.answers import support
 from rag_pipeline.common.times import parse_time
 from rag_pipeline.common.yaml_io import YAMLError, load_yaml
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.errors import UsageError
+from rag_pipeline.evaluation.answer_cases import AnswerCase, AnswerCaseResult, answer_metrics, run_answer_cases
 from rag_pipeline.retrieval import refusal
 from rag_pipeline.retrieval.search import Hit, search
 
@@ -30,7 +32,9 @@ from rag_pipeline.retrieval.search import Hit, search
 SPLITS = ("calibration", "report")
 MAX_METRICS = ("acl_leaks", "superseded_hits")  # thresholds for these are upper bounds
 METRICS = ("source_recall", "evidence_recall", "ndcg", "mrr", "refusal_accuracy", "refusal_accuracy_must_refuse",
-           "refusal_accuracy_must_answer", "acl_leaks", "superseded_hits")
+           "refusal_accuracy_must_answer", "acl_leaks", "superseded_hits",
+           # of the answer cases (evaluation/answer_cases.py)
+           "citation_accuracy", "unsupported_recall", "unsupported_precision", "citation_coverage")
 
 
 class EvalSetError(UsageError):
@@ -79,10 +83,12 @@ class EvalReport:
     passed: bool
     failures: list[str]
     k: int
+    answer_cases: list[AnswerCaseResult] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"metrics": self.metrics, "passed": self.passed, "failures": self.failures, "k": self.k,
-                "cases": [asdict(c) for c in self.cases]}
+                "cases": [asdict(c) for c in self.cases],
+                "answer_cases": [{**asdict(c), "failed": c.failed} for c in self.answer_cases]}
 
 
 def load_eval_set(path: Path) -> list[EvalCase]:
@@ -94,7 +100,8 @@ def load_eval_set(path: Path) -> list[EvalCase]:
         raise EvalSetError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(raw, list) or not raw:
         raise EvalSetError(f"{path}: must be a non-empty list of cases")
-    cases = [_case(item, path, i) for i, item in enumerate(raw)]
+    # answer cases (with `answer`) are read by evaluation/answer_cases.py
+    cases = [_case(item, path, i) for i, item in enumerate(raw) if not (isinstance(item, dict) and "answer" in item)]
     duplicates = sorted(i for i, n in Counter(c.id for c in cases).items() if n > 1)
     if duplicates:
         raise EvalSetError(f"{path}: duplicate case ids {duplicates}")
@@ -181,7 +188,12 @@ def evaluate(
     as_of: datetime | None = None,
     preview_run: str | None = None,
     progress: Callable[[int, int], None] = lambda done, total: None,
+    answer_cases: Sequence[AnswerCase] = (),
+    support_threshold: support.Threshold | None = None,
 ) -> EvalReport:
+    """Every retrieval case and answer case of the set; the metrics of both against the
+    thresholds. The answer cases are judged by `support_threshold`, else the index's calibrated
+    one (answers/support.py)."""
     results = []
     for number, case in enumerate(cases, 1):
         when = case.as_of or as_of
@@ -190,9 +202,16 @@ def evaluate(
         superseded = store.versions.superseded_chunk_ids(conn, [h.chunk_id for h in hits], when, None if when else preview_run)
         results.append(score_case(case, hits, refusal_threshold, superseded))
         progress(number, len(cases))
-    metrics = _aggregate(results)
+    answered: list[AnswerCaseResult] = []
+    if answer_cases:
+        if support_threshold is None:
+            model_id = store.search.index_model_id(conn, store.search.View(as_of=as_of, preview_run=preview_run))
+            support_threshold = support.threshold_for(conn, model_id)[0]
+        answered = run_answer_cases(conn, embedder, list(answer_cases), k=k, threshold=support_threshold,
+                                    as_of=as_of, preview_run=preview_run)
+    metrics = {**_aggregate(results), **answer_metrics(answered)}
     failures = _check(metrics, thresholds)
-    return EvalReport(metrics=metrics, cases=results, passed=not failures, failures=failures, k=k)
+    return EvalReport(metrics=metrics, cases=results, passed=not failures, failures=failures, k=k, answer_cases=answered)
 
 
 def score_case(case: EvalCase, hits: list[Hit], refusal_threshold: refusal.Threshold, superseded: set[int]) -> CaseResult:

@@ -5,7 +5,7 @@ against today's index shows what a later sync changed (which chunk, which rank).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -42,6 +42,7 @@ class Explanation:
     replay: Replay  # as of the search's time
     now: Replay | None  # the same request against today's live index; None for an as-of search
     texts: list[dict[str, Any]]  # each returned chunk's logged text hash against the index's
+    answers: list[dict[str, Any]] = field(default_factory=list)  # answers verified against this search
 
     @property
     def identical(self) -> bool:
@@ -49,7 +50,7 @@ class Explanation:
 
     def to_dict(self) -> dict[str, Any]:
         return {"search": self.search, "identical": self.identical, "replay": self.replay.to_dict(),
-                "now": self.now.to_dict() if self.now else None, "texts": self.texts}
+                "now": self.now.to_dict() if self.now else None, "texts": self.texts, "answers": self.answers}
 
 
 def explain(conn: psycopg.Connection, embedder: Embedder, log_id: int) -> Explanation:
@@ -77,7 +78,8 @@ def _explain(conn: psycopg.Connection, embedder: Embedder, log_id: int) -> Expla
          "unchanged": r.get("text_sha256") is None or r.get("text_sha256") == current.get(r["chunk_id"])}
         for rank, r in enumerate(entry["results"], 1)
     ]
-    return Explanation(search=entry, replay=replay, now=now, texts=texts)
+    return Explanation(search=entry, replay=replay, now=now, texts=texts,
+                       answers=store.answers.answers_for_search(conn, log_id))
 
 
 def _check_model(entry: dict[str, Any], embedder: Embedder) -> None:

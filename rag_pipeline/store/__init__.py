@@ -5,6 +5,7 @@ an open connection and documents whether it commits; document writes are one tra
 """
 
 from rag_pipeline.store import (
+    answers,
     bm25,
     bm25_stats,
     embeddings,
@@ -27,6 +28,7 @@ from rag_pipeline.store import (
 )
 
 __all__ = [
+    "answers",
     "bm25",
     "bm25_stats",
     "embeddings",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from rag_pipeline import store
 from rag_pipeline.embedding import Embedder
+from rag_pipeline.evaluation.answer_cases import load_answer_cases
 from rag_pipeline.evaluation.evaluate import EvalReport, evaluate, load_eval_set
 from rag_pipeline.retrieval import refusal
 from rag_pipeline.retrieval.search import DEFAULT_MODE
@@ -38,6 +39,7 @@ def run_gate(ctx: SyncContext, embedder: Embedder) -> EvalReport:
                 conn, embedder, cases, k=evaluation.k, thresholds=evaluation.thresholds,
                 refusal_threshold=threshold, preview_run=ctx.run_id,
                 progress=lambda done, total: ctx.progress("gate", done, total),
+                answer_cases=load_answer_cases(evaluation.eval_set),
             )
             reason = "; ".join(report.failures) if report.failures else "all thresholds met"
         store.runs.update_run(conn, ctx.run_id, gate_passed=report.passed, gate_metrics=report.metrics, gate_reason=reason)

@@ -1,0 +1,1 @@
+"""Generated answers checked against the index: their citations, claim by claim (issue 24)."""

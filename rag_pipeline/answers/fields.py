@@ -1,0 +1,342 @@
+"""Exact fields of a claim: the numbers, amounts, percentages, dates, durations and identifiers
+a cited passage must state for the claim to stand on it.
+
+A support score (similarity and term coverage) cannot tell "EUR 165 a night" from "EUR 195 a
+night": both sentences mean nearly the same to a sentence model and share every word but one.
+That adjacent-figure citation is the commonest wrong citation, so figures are checked by rule
+before any score: every field of the claim must occur in the cited text, after both sides are
+normalised the same way, so that writing differs without the fact differing:
+
+- number words become digits ("ten working days" = "10 working days"; "one" only before a unit);
+- thousands separators go ("19,984,378" = "19984378", and the Indian "2,32,822" = "232822"),
+  decimals are compared as values ("0.30" = "0.3"), and "1.5 million" = "1500000";
+- an amount is its value and currency whichever side the currency stands on ("EUR 165" =
+  "165 EUR" = "€165"); a table row "| Berlin | 165 |" under a "(EUR)" header states it too (the
+  value as a number, the currency anywhere in the passage);
+- dates become ISO ("1 January 2026" = "January 1, 2026" = "2026-01-01"; "November 2021" =
+  "2021-11"), month names in English, German, French and Czech ("31. Dezember 2016", "décembre
+  2020", "1. ledna 2026"); a year alone is a number;
+- durations are value and unit ("30 days", "30-day"); a qualifier the claim gives ("working")
+  must be there too;
+- identifiers are tokens mixing letters and digits or dotted numbers ("10-K", "2.3.59", "ID.AM-1"),
+  and acronyms ("CEO", "MFA", "LIBOR"): a claim naming another office or system is not supported
+  by a passage that never names it; an acronym is named by its letters or by the capitalised
+  words it abbreviates ("CEO" by "Chief Executive Officer");
+- a figure the passage holds only in a Markdown table counts only in a row that shares a word
+  with the claim, under a column whose header does too: "Berlin ... EUR 135" is not stated by a
+  rate table where 135 is Hamburg's figure, nor "meals ... 140" by the hotel-cap column.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+KINDS = ("date", "amount", "percentage", "duration", "identifier", "number")
+
+_UNITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+          "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+          "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_WORD = "|".join(sorted([*_UNITS, *_TENS, *_SCALES], key=len, reverse=True))
+_NUMBER_WORDS = re.compile(rf"\b(?:{_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_WORD}))*\b")
+_UNIT_WORDS = r"(?:second|minute|hour|day|week|month|year|working|business|calendar|percent|per\s+cent|time)s?"
+# Month names by number: English (and its abbreviations), German, French and Czech (nominative
+# and the genitive a Czech date uses, "1. ledna 2026"): the corpus's passages write dates in their
+# own language while an answer often restates them in English.
+_MONTH_NAMES = {name: number for number, names in enumerate((
+    "january jan januar jänner janvier leden ledna",
+    "february feb februar février únor února",
+    "march mar märz mars březen března",
+    "april apr avril duben dubna",
+    "may mai květen května",
+    "june jun juni juin červen června",
+    "july jul juli juillet červenec července",
+    "august aug août srpen srpna",
+    "september sep sept septembre září",
+    "october oct oktober octobre říjen října",
+    "november nov novembre listopad listopadu",
+    "december dec dezember décembre prosinec prosince",
+), 1) for name in names.split()}
+_MONTH = ("(?P<{n}>" + "|".join(sorted(_MONTH_NAMES, key=len, reverse=True)) + r")\.?")
+_DAY_SUFFIX = r"(?:st|nd|rd|th|er|\.)?"  # 1st, 1er, and the German and Czech "1."
+_NUM = r"\d+(?:[.,]\d+)*"
+_CURRENCIES = {"eur": "EUR", "€": "EUR", "euro": "EUR", "euros": "EUR", "usd": "USD", "$": "USD", "dollar": "USD",
+               "dollars": "USD", "us$": "USD", "gbp": "GBP", "£": "GBP", "chf": "CHF", "czk": "CZK", "kč": "CZK",
+               "jpy": "JPY", "¥": "JPY", "sek": "SEK", "nok": "NOK", "dkk": "DKK", "pln": "PLN"}
+_CUR = r"(?:us\$|€|\$|£|¥|kč|\b(?:eur|euros?|usd|dollars?|gbp|chf|czk|jpy|sek|nok|dkk|pln)\b)"
+_MULT = r"(?:\s?(?P<mult>million|billion|thousand|bn|m|k)\b)?"
+
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("date", re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b")),
+    ("date", re.compile(r"\b(?P<d>\d{1,2})" + _DAY_SUFFIX + r"\s+(?:of\s+)?" + _MONTH.format(n="mon") + r",?\s+(?P<y>\d{4})\b")),
+    ("date", re.compile(r"\b" + _MONTH.format(n="mon") + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})\b")),
+    ("date", re.compile(r"\b(?P<d>\d{1,2})\.\s?(?P<m>\d{1,2})\.\s?(?P<y>\d{4})\b")),
+    ("date", re.compile(r"\b" + _MONTH.format(n="mon") + r",?\s+(?P<y>\d{4})\b")),
+    ("amount", re.compile(rf"(?P<cur>{_CUR})\s?(?P<num>{_NUM}){_MULT}")),
+    ("amount", re.compile(rf"(?<![\w.,])(?P<num>{_NUM}){_MULT}\s?(?P<cur>{_CUR})")),
+    ("percentage", re.compile(rf"(?<![\w.,])(?P<num>{_NUM})\s?(?:%|percent\b|per\s+cent\b)")),
+    ("duration", re.compile(rf"(?<![\w.,])(?P<num>{_NUM})(?:\s+|-)(?P<q>working|business|calendar)?\s?"
+                            r"(?P<unit>second|minute|hour|day|week|month|year)s?\b")),
+    ("identifier", re.compile(r"(?<![\w.])(?=[\w.\-/]*\d)(?=[\w.\-/]*[a-z])[a-z0-9]+(?:[.\-/][a-z0-9]+)*(?![\w])"
+                              r"|(?<![\w.])\d+(?:\.\d+){2,}(?!\w|\.\d)")),
+    ("number", re.compile(rf"(?<![\w.,])(?P<num>{_NUM})(?:st|nd|rd|th)?(?![\w])")),
+)
+
+
+@dataclass(frozen=True)
+class Field:
+    kind: str  # one of KINDS
+    key: str  # the normalised value both sides are compared by
+    text: str  # as the claim wrote it
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.text!r}"
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a passage states, normalised: every field it holds by kind, every numeric value
+    anywhere in it, and the currencies it names."""
+
+    keys: frozenset[tuple[str, str]]
+    values: frozenset[str]
+    currencies: frozenset[str]
+    has_percent: bool
+    text: str  # the normalised passage
+    prose_values: frozenset[str] = frozenset()  # numeric values stated outside Markdown tables
+    tables: tuple[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]], ...] = ()  # (header cells, rows)
+    initialisms: frozenset[str] = frozenset()  # what its capitalised names abbreviate to ("Chief Executive Officer": ceo)
+
+
+def normalise(text: str) -> str:
+    """NFKC, case-folded, one space for any whitespace run, typographic dashes and quotes made
+    plain, soft hyphens and zero-width characters dropped: the form quotes and fields compare in."""
+    text = unicodedata.normalize("NFKC", text)
+    text = re.sub(r"[\u00ad\u200b-\u200d\u2060\ufeff]", "", text)
+    text = re.sub(r"[\u2010-\u2015\u2212]", "-", text)
+    text = re.sub(r"[\u2018\u2019\u201a\u201b\u2032]", "'", text)
+    text = re.sub(r"[\u201c\u201d\u201e\u201f\u2033]", '"', text)
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def _words_to_digits(text: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        words = [w for w in re.split(r"[\s-]+", match.group()) if w != "and"]
+        if words[0] in _SCALES and re.search(r"\d\s?$", text[:match.start()]):
+            return match.group()  # "1.5 million": the multiplier of a written figure
+        if words == ["one"] and not re.match(rf"\s*-?\s*{_UNIT_WORDS}\b|\s*{_CUR}", text[match.end():]):
+            return match.group()  # "no one", "one of them": not a figure
+        total, current = 0, 0
+        for word in words:
+            if word in _UNITS:
+                current += _UNITS[word]
+            elif word in _TENS:
+                current += _TENS[word]
+            elif word == "hundred":
+                current = max(current, 1) * 100
+            else:
+                total += max(current, 1) * _SCALES[word]
+                current = 0
+        return str(total + current)
+
+    return _NUMBER_WORDS.sub(replace, text)
+
+
+def value(number: str, mult: str | None = None) -> str | None:
+    """A written number as a canonical decimal string ("19,984,378" -> "19984378", "0,30" ->
+    "0.3", "1.5" + "million" -> "1500000"), or None when it is not one number."""
+    digits = number
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?", digits):
+        digits = digits.replace(",", "")  # 19,984,378; and the Indian 2,32,822 (lakh grouping)
+    elif re.fullmatch(r"\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?", digits):  # 1.234.567 (and 1.234.567,89)
+        digits = digits.replace(".", "").replace(",", ".")
+    elif re.fullmatch(r"\d+,\d+", digits):
+        digits = digits.replace(",", ".")
+    try:
+        found = Decimal(digits)
+    except InvalidOperation:
+        return None
+    factor = {"thousand": 10**3, "k": 10**3, "million": 10**6, "m": 10**6, "billion": 10**9, "bn": 10**9}.get(mult or "", 1)
+    return format((found * factor).normalize(), "f")
+
+
+def _key(kind: str, match: re.Match[str]) -> str | None:
+    groups = match.groupdict()
+    if kind == "date":
+        month = _MONTH_NAMES[groups["mon"]] if groups.get("mon") else int(groups["m"])
+        year = int(groups["y"])
+        if not 1 <= month <= 12:
+            return None
+        if groups.get("d") is None:
+            return f"{year:04d}-{month:02d}"
+        day = int(groups["d"])
+        return f"{year:04d}-{month:02d}-{day:02d}" if 1 <= day <= 31 else None
+    if kind == "identifier":
+        return match.group()
+    number = value(groups["num"], groups.get("mult"))
+    if number is None:
+        return None
+    if kind == "amount":
+        return f"{_CURRENCIES.get(groups['cur'], groups['cur'].upper())} {number}"
+    if kind == "duration":
+        return f"{number} {(groups['q'] or '').replace('business', 'working')} {groups['unit']}".replace("  ", " ")
+    return number
+
+
+def extract(text: str) -> list[Field]:
+    """The claim's fields, each once, in the order the kinds are tried (a date's day and year are
+    not also numbers, an amount's value is not also a number)."""
+    prepared = _words_to_digits(normalise(text))
+    taken = [False] * len(prepared)
+    found: dict[tuple[str, str], Field] = {}
+    for kind, pattern in _PATTERNS:
+        for match in pattern.finditer(prepared):
+            if any(taken[match.start():match.end()]):
+                continue
+            key = _key(kind, match)
+            if key is None:
+                continue
+            for i in range(match.start(), match.end()):
+                taken[i] = True
+            found.setdefault((kind, key), Field(kind, key, match.group().strip()))
+    plain = unicodedata.normalize("NFKC", text)
+    for code in re.findall(r"(?<![\w.-])[A-Z]{2,5}(?:\.[A-Z]{2,5})+(?![\w-])", plain):
+        found.setdefault(("identifier", code.casefold()), Field("identifier", code.casefold(), code))
+    plain = re.sub(r"(?<![\w.-])[A-Z]{2,5}(?:\.[A-Z]{2,5})+(?![\w-])", " ", plain)  # "PR.AC" is one code, not PR and AC
+    for acronym in re.findall(r"(?<![\w-])[A-Z][A-Z&]{1,7}(?=s?(?![\w-]))", plain):
+        key = acronym.casefold()
+        if key not in _CURRENCIES and key.upper() not in _CURRENCIES.values():
+            found.setdefault(("identifier", key), Field("identifier", key, acronym))
+    return list(found.values())
+
+
+def facts(text: str) -> Facts:
+    """Everything a passage states, by kind, plus each numeric value wherever it stands (inside a
+    date or an amount too): a claim's bare number is stated by any of them."""
+    prepared = _words_to_digits(normalise(text))
+    keys: set[tuple[str, str]] = set()
+    for kind, pattern in _PATTERNS:
+        for match in pattern.finditer(prepared):
+            key = _key(kind, match)
+            if key is not None:
+                keys.add((kind, key))
+    values = {v for m in re.finditer(_NUM, prepared) if (v := value(m.group())) is not None}
+    values |= {k.split(" ")[1] for kind, k in keys if kind == "amount"}
+    values |= {k.split(" ")[0] for kind, k in keys if kind in ("duration", "percentage")}
+    for kind, k in keys:
+        if kind == "date":
+            values.update(str(int(part)) for part in k.split("-"))
+    currencies = {_CURRENCIES.get(m.group(), m.group().upper()) for m in re.finditer(_CUR, prepared)}
+    prose = "\n".join(line for line in _lines(text) if not line.lstrip().startswith("|"))
+    return Facts(frozenset(keys), frozenset(values), frozenset(currencies),
+                 "%" in prepared or bool(re.search(r"\bper\s?cent", prepared)), prepared,
+                 frozenset(_values(prose)), _tables(text), _initialisms(text))
+
+
+_CONNECTORS = frozenset({"of", "and", "for", "the", "&"})
+
+
+def _initialisms(text: str) -> frozenset[str]:
+    """The initials of every run of two or more capitalised words ("of", "and", "for", "the" may
+    sit inside a run without counting): a passage naming the "Chief Executive Officer" or the
+    "Business Master File" states the claim's "CEO" or "BMF". Lower-case words break a run, so
+    initials of ordinary prose ("the company expects operating ...") never spell an acronym."""
+    found: set[str] = set()
+    run: list[str] = []
+    for word in [*re.findall(r"[^\W\d_]+|&", unicodedata.normalize("NFKC", text)), "."]:
+        if word[0].isupper():
+            run.append(word[0].casefold())
+            continue
+        if word.casefold() in _CONNECTORS and run:
+            continue
+        found.update("".join(run[i:j]) for i in range(len(run)) for j in range(i + 2, min(len(run), i + 8) + 1))
+        run = []
+    return frozenset(found)
+
+
+def _lines(text: str) -> list[str]:
+    return _words_to_digits(unicodedata.normalize("NFKC", text).casefold()).splitlines()
+
+
+def _values(text: str) -> set[str]:
+    """Every numeric value of a text, a date's parts and an amount's value among them."""
+    return {v for m in re.finditer(_NUM, text) if (v := value(m.group())) is not None}
+
+
+def _tables(text: str) -> tuple[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]], ...]:
+    """The Markdown tables of a passage as (header cells, body rows), cells normalised."""
+    found, block = [], []
+    for line in [*_lines(text), ""]:
+        if line.lstrip().startswith("|"):
+            block.append([" ".join(c.split()) for c in line.strip().strip("|").split("|")])
+            continue
+        if block:
+            rule = next((i for i, cells in enumerate(block) if all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c)), None)
+            header = tuple(block[rule - 1]) if rule else ()
+            body = tuple(tuple(cells) for i, cells in enumerate(block) if rule is None or i > rule)
+            found.append((header, body))
+            block = []
+    return tuple(found)
+
+
+_STOP = frozenset("the a an and or of in on at to for by with from per is are was were be up this that its it as not "
+                  "no any all each must may can will de der die das le la les et und".split())
+
+
+def terms(text: str) -> set[str]:
+    """Content words of a text, crudely stemmed (lower case, a plural 's' off), figures and
+    currencies left out: what ties a claim to a table row or column."""
+    words = re.findall(r"[^\W\d_]{2,}", normalise(text))
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words
+            if w not in _STOP and w not in _CURRENCIES}
+
+
+def _in_table(number: str, passage: Facts, claim_terms: set[str]) -> bool:
+    for header, body in passage.tables:
+        for cells in body:
+            for column, cell in enumerate(cells):
+                if number not in _values(cell):
+                    continue
+                row_terms = terms(" ".join(c for i, c in enumerate(cells) if i != column))
+                head_terms = terms(header[column]) if column < len(header) else set()
+                if row_terms & claim_terms and (not header or head_terms & claim_terms):
+                    return True
+    return False
+
+
+def stated(field: Field, passage: Facts, claim_terms: set[str] | None = None) -> bool:
+    """Whether the passage states the field (by the rules of the module docstring); a figure only
+    a table holds needs the claim's terms (`terms(claim)`) to find its row and column."""
+    if field.kind in ("number", "amount", "percentage") and passage.tables:
+        number = field.key.split(" ")[-1]
+        if number not in passage.prose_values and not _in_table(number, passage, claim_terms or set()):
+            return False
+    if (field.kind, field.key) in passage.keys:
+        return True
+    if field.kind == "date":
+        return any(kind == "date" and key.startswith(field.key + "-") for kind, key in passage.keys)
+    if field.kind == "amount":
+        currency, number = field.key.split(" ")
+        return number in passage.values and currency in passage.currencies
+    if field.kind == "percentage":
+        return field.key in passage.values and passage.has_percent
+    if field.kind == "duration":
+        number, *qualifier, unit = field.key.split(" ")
+        if passage.tables and _in_table(number, passage, claim_terms or set()):
+            return True  # "| Team leads | up to 2 |" under "Remote days per week"
+        return any(kind == "duration" and key.split(" ")[0] == number and key.split(" ")[-1] == unit
+                   and (not qualifier or qualifier[0] in key.split(" ")) for kind, key in passage.keys)
+    if field.kind == "identifier":
+        return (re.search(rf"(?<![\w]){re.escape(field.key)}(?![\w])", passage.text) is not None
+                or field.key in passage.initialisms)
+    return field.key in passage.values
+
+
+def missing(claim: str, claim_fields: list[Field], passage: Facts) -> list[Field]:
+    """The claim's fields the passage does not state."""
+    claim_terms = terms(claim)
+    return [f for f in claim_fields if not stated(f, passage, claim_terms)]

@@ -1,0 +1,86 @@
+"""Exact fields by rule (answers/fields.py) and answer parsing (answers/draft.py), without a
+database: the normalisations of issue 24 hold both ways, a different figure is never stated, a
+table figure counts only in its row and column, and plain text splits into claims by sentence."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_pipeline.answers.draft import MAX_CLAIMS, AnswerError, read_answer
+from rag_pipeline.answers.fields import extract, facts, missing, normalise
+
+RATES = ("The rates below apply.\n\n| City | Hotel cap (EUR) | Meals per day (EUR) |\n| --- | --- | --- |\n"
+         "| Berlin | 140 | 42 |\n| Hamburg | 135 | 42 |\n\nUnlisted cities: the hotel cap is EUR 120 per night.")
+
+
+@pytest.mark.parametrize(("claim", "passage"), [
+    ("Requests go in 10 working days ahead.", "submitted at least ten working days before departure"),
+    ("Requests go in ten working days ahead.", "submitted at least 10 working days before departure"),
+    ("The cap is EUR 165.", "the cap is 165 EUR"),
+    ("The cap is €165.", "the cap is EUR 165"),
+    ("It starts on 1 January 2026.", "effective 2026-01-01"),
+    ("It starts on January 1, 2026.", "effective 1 January 2026"),
+    ("Revenue was $19,984,378.", "gross revenues of $19,984,378"),
+    ("Revenue was 19984378 dollars.", "gross revenues of $19,984,378"),
+    ("The margin is 7.75 percent.", "LIBOR plus 7.75%"),
+    ("The mileage is EUR 0.3 a kilometre.", "EUR 0.30 per kilometre"),
+    ("It was filed on Form 10-K in November 2021.", "this Form 10-K, filed 15 November 2021"),
+    ("Berlin hotels are capped at EUR 140.", RATES),
+    ("The hotel cap for unlisted cities is EUR 120 per night.", RATES),
+    # evalsets/answers: an acronym by the words it abbreviates, dates in the passage's language,
+    # Indian digit grouping
+    ("Todd Cravens became President and CEO on July 24, 2017.",
+     "Todd Cravens was appointed as our President and Chief Executive Officer on July 24, 2017."),
+    ("BMFOL displays BMF data.", "command code BMFOL to display the Business Master File data"),
+    ("Edition 0 is dated 31 December 2016.", "0. Auflage, 31. Dezember 2016 Martin Thoma"),
+    ("The meetings were held in December 2020.", "Des rencontres de validation ont été réalisées en novembre et décembre 2020"),
+    ("The law takes effect on 1 January 2026.", "Tento zákon nabývá účinnosti dnem 1. ledna 2026"),
+    ("Reliance created 232,822 new jobs.", "2,32,822\n\nNew jobs created"),
+    ("The category is Identity Management and Access Control (PR.AC).", "renamed to Identity Management and Access Control (PR.AC)"),
+])
+def test_a_field_written_differently_is_stated(claim: str, passage: str) -> None:
+    assert extract(claim), claim
+    assert missing(claim, extract(claim), facts(passage)) == []
+
+
+@pytest.mark.parametrize(("claim", "passage", "absent"), [
+    ("Hotels in Berlin are paid up to EUR 195 a night.", RATES, "EUR 195"),
+    ("Hotels in Berlin are paid up to EUR 135 a night.", RATES, "EUR 135"),  # Hamburg's figure
+    ("Meals in Berlin are paid at EUR 140 a day.", RATES, "EUR 140"),  # the hotel-cap column
+    ("Requests go in 10 days ahead.", "submitted at least five working days before", "10 day"),
+    ("Requests go in ten working days ahead.", "submitted at least ten calendar days before", "10 working day"),
+    ("It starts on 2 January 2026.", "effective 2026-01-01", "2026-01-02"),
+    ("The margin is 7.5%.", "LIBOR plus 7.75%", "7.5"),
+    ("Trips abroad need the CEO's approval.", "approved by the head of department", "ceo"),
+    ("See IRM 2.3.60.", "IRM 2.3.59 describes", "2.3.60"),
+    ("The CEO approves the budget.", "the company expects operating costs to rise", "ceo"),  # initials of prose
+    ("The law was passed on 13 July 2025.", "ZÁKON ze dne 3. července 2025", "2025-07-13"),
+    ("Reliance created 2,23,822 new jobs.", "2,32,822\n\nNew jobs created", "223822"),  # was read as no number
+    # a dotted code is one identifier, not two acronyms the passage's capitalised words may spell
+    ("It was renamed Identity Management and Access Control (PR.IM).",
+     "renamed to Identity Management and Access Control (PR.AC)", "pr.im"),
+])
+def test_a_different_figure_is_not_stated(claim: str, passage: str, absent: str) -> None:
+    assert [f.key for f in missing(claim, extract(claim), facts(passage))] == [absent]
+
+
+def test_words_that_are_not_figures_are_left_alone() -> None:
+    assert extract("No one needs a one-off approval.") == []
+    assert normalise("approved\u00a0in  ad\u00advance \u2013 “now”") == 'approved in advance - "now"'
+
+
+def test_plain_text_splits_into_claims_by_sentence_with_their_markers() -> None:
+    draft = read_answer(b"Trips abroad need the head of department [chunk 51]. Berlin hotels cost up to EUR 165."
+                        b"[chunk 52] Requests go in 10 days ahead. Version 3.1.0 applies. [chunks 7, 8]", log_id=4)
+    assert [(c.text, [x.chunk_id for x in c.citations]) for c in draft.claims] == [
+        ("Trips abroad need the head of department.", [51]), ("Berlin hotels cost up to EUR 165.", [52]),
+        ("Requests go in 10 days ahead.", []), ("Version 3.1.0 applies.", [7, 8])]
+
+
+def test_limits_are_stated_in_the_error() -> None:
+    with pytest.raises(AnswerError, match=f"limit is {MAX_CLAIMS}"):
+        read_answer(b"A. " * (MAX_CLAIMS + 1), log_id=1)
+    with pytest.raises(AnswerError, match="chunk_id' must be a positive whole number"):
+        read_answer(b'{"log_id": 1, "claims": [{"text": "a", "citations": [{"chunk_id": -5}]}]}')
+    with pytest.raises(AnswerError, match="names search 1 but search 2"):
+        read_answer(b'{"log_id": 1, "text": "a"}', log_id=2)
