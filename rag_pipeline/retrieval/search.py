@@ -124,7 +124,7 @@ def search(
     the application received it; it is logged as given.
 
     Three round trips in all (psycopg's pipeline mode sends what needs no answer with the next
-    statement that does): the transaction, the caller's groups and `store.search.prepare` (model,
+    statement that does): the transaction, the caller's groups and `store.search_prepare.prepare` (model,
     plan, full-text terms and statistics, refusal calibration, log id); the search statement
     (both branches, the fusion and the first full-text try); the log row and the commit. Only a
     full-text try whose bound fails adds a round trip (two at most per extra try)."""

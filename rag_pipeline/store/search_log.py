@@ -40,7 +40,7 @@ def log_search(
     """Append one search; returns its id (what `rag-pipeline explain` takes). Commits unless
     called inside an open transaction. `strategy` is how the vector branch ran
     (`store.search.VectorPlan.to_dict()`, with the full-text branch's record under `fulltext`);
-    None when no search ran. `log_id`: the id `store.search.prepare` drew from the log's sequence,
+    None when no search ran. `log_id`: the id `store.search_prepare.prepare` drew from the log's sequence,
     so the row is written without waiting for its id (the search's last round trip is this
     INSERT and the commit); None draws it here."""
     values = (searched_at, query, list(groups), as_of, model_id, k, json.dumps(results), json.dumps(candidates),
