@@ -10,10 +10,9 @@ from typing import Any
 
 import psycopg
 
-from rag_pipeline.store import bm25
+from rag_pipeline.store import bm25, search
 from rag_pipeline.store._sql import rows
 from rag_pipeline.store.search import (
-    EXACT_MAX_ROWS,
     VectorPlan,
     View,
     _filter_params,
@@ -47,7 +46,7 @@ def prepare(
     the view (the newest visible content version's: a sync never mixes models), the vector
     plan's estimate counted as `plan_vector` counts it (when `vector`), the query's terms and
     statistics (store/bm25.py), the calibration, and a search log id (when `log`)."""
-    limit = EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows
+    limit = search.EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows  # read now: a setting
     where = _where(view).replace("c.model_id = %(model_id)s", "v.model_id = (SELECT id FROM search_model)")
     estimate = (f"(SELECT count(*) FROM (SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id"  # noqa: S608 -- fixed fragments
                 f" WHERE {where} LIMIT %(limit)s) passed)") if vector else "NULL::bigint"
