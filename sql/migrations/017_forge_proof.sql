@@ -51,6 +51,8 @@ $$;
 
 -- What is wrong with one logged hit, or NULL: the keys and types Hit.to_dict(with_text=False)
 -- writes (retrieval/search.py), no other key (`text` included: the log keeps its SHA-256 only).
+-- Every test is a simple expression (jsonpath, no subquery), evaluated in order, so a search pays
+-- some microseconds per hit; a query runs only to name what is wrong.
 CREATE OR REPLACE FUNCTION rag_search_hit_problem(hit jsonb) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
     known CONSTANT text[] := ARRAY['uri', 'source', 'version', 'section_path', 'pages', 'chunk_id', 'score',
@@ -58,17 +60,16 @@ DECLARE
     required CONSTANT text[] := ARRAY['uri', 'source', 'version', 'section_path', 'pages', 'chunk_id', 'score',
                                       'similarity', 'branches', 'text_sha256'];
     name text;
-    entry jsonb;
 BEGIN
     IF jsonb_typeof(hit) IS DISTINCT FROM 'object' THEN
         RETURN format('is a JSON %s, not an object', coalesce(jsonb_typeof(hit), 'nothing'));
     END IF;
-    SELECT k INTO name FROM jsonb_object_keys(hit) AS k WHERE k <> ALL (known) ORDER BY k LIMIT 1;
-    IF name IS NOT NULL THEN
+    IF hit - known <> '{}'::jsonb THEN
+        SELECT k INTO name FROM jsonb_object_keys(hit - known) AS k ORDER BY k LIMIT 1;
         RETURN format('has the unknown key %s', left(quote_literal(name), 60));
     END IF;
-    SELECT k INTO name FROM unnest(required) AS k WHERE NOT hit ? k LIMIT 1;
-    IF name IS NOT NULL THEN
+    IF NOT hit ?& required THEN
+        SELECT k INTO name FROM unnest(required) AS k WHERE NOT hit ? k LIMIT 1;
         RETURN format('has no %s', name);
     END IF;
     IF NOT rag_json_whole(hit -> 'chunk_id', 1, 9223372036854775807) THEN
@@ -86,44 +87,37 @@ BEGIN
     IF jsonb_typeof(hit -> 'text_sha256') <> 'string' OR (hit ->> 'text_sha256') !~ '^[0-9a-f]{64}$' THEN
         RETURN 'text_sha256 is not a SHA-256 in lowercase hex';
     END IF;
-    -- (one test per IF: a set-returning call on a value of the wrong type would fail, not answer)
-    IF jsonb_typeof(hit -> 'section_path') <> 'array' THEN
+    IF jsonb_typeof(hit -> 'section_path') <> 'array'
+       OR jsonb_path_exists(hit -> 'section_path', 'lax $[*] ? (@.type() != "string")', '{}', true) THEN
         RETURN 'section_path is not an array of strings';
     END IF;
-    IF EXISTS (SELECT 1 FROM jsonb_array_elements(hit -> 'section_path') s WHERE jsonb_typeof(s) <> 'string') THEN
-        RETURN 'section_path is not an array of strings';
-    END IF;
-    IF jsonb_typeof(hit -> 'pages') <> 'array' THEN
-        RETURN 'pages is not [first, last] (whole numbers or null)';
-    END IF;
-    IF jsonb_array_length(hit -> 'pages') <> 2
-       OR EXISTS (SELECT 1 FROM jsonb_array_elements(hit -> 'pages') p
-                  WHERE jsonb_typeof(p) <> 'null' AND NOT rag_json_whole(p, 0, 2147483647)) THEN
+    IF jsonb_typeof(hit -> 'pages') <> 'array' OR jsonb_path_query_first(hit -> 'pages', 'lax $.size()', '{}', true) <> '2'
+       OR jsonb_path_exists(hit -> 'pages', 'lax $[*] ? (@.type() != "null"'
+                            ' && !(@.type() == "number" && @ == @.floor() && @ >= 0 && @ <= 2147483647))', '{}', true) THEN
         RETURN 'pages is not [first, last] (whole numbers or null)';
     END IF;
     IF jsonb_typeof(hit -> 'branches') <> 'object' THEN
         RETURN 'branches is not an object';
     END IF;
-    FOR name, entry IN SELECT key, value FROM jsonb_each(hit -> 'branches') LOOP
-        IF name NOT IN ('vector', 'fulltext', 'rerank') THEN
-            RETURN format('branches has the unknown branch %s', left(quote_literal(name), 60));
-        END IF;
-        IF jsonb_typeof(entry) <> 'object' THEN
-            RETURN format('branch %s is not an object', name);
-        END IF;
-        IF EXISTS (SELECT 1 FROM jsonb_object_keys(entry) k WHERE k NOT IN ('rank', 'score'))
-           OR (entry ? 'rank' AND jsonb_typeof(entry -> 'rank') <> 'null' AND NOT rag_json_whole(entry -> 'rank', 1, 2147483647))
-           OR (entry ? 'score' AND jsonb_typeof(entry -> 'score') <> 'null' AND NOT rag_json_real(entry -> 'score')) THEN
-            RETURN format('branch %s is not {"rank": whole number or null, "score": number or null}', name);
-        END IF;
-    END LOOP;
-    IF NOT hit ? 'features' THEN
-        RETURN NULL;
+    IF (hit -> 'branches') - ARRAY['vector', 'fulltext', 'rerank'] <> '{}'::jsonb THEN
+        SELECT k INTO name FROM jsonb_object_keys((hit -> 'branches') - ARRAY['vector', 'fulltext', 'rerank']) AS k
+        ORDER BY k LIMIT 1;
+        RETURN format('branches has the unknown branch %s', left(quote_literal(name), 60));
     END IF;
-    IF jsonb_typeof(hit -> 'features') <> 'object' THEN
-        RETURN 'features is not an object of numbers';
+    IF jsonb_path_exists(hit -> 'branches', 'lax $.* ? (@.type() != "object")', '{}', true) THEN
+        SELECT key INTO name FROM jsonb_each(hit -> 'branches') WHERE jsonb_typeof(value) <> 'object' ORDER BY key LIMIT 1;
+        RETURN format('branch %s is not an object', name);
     END IF;
-    IF EXISTS (SELECT 1 FROM jsonb_each(hit -> 'features') f WHERE NOT rag_json_real(f.value)) THEN
+    IF jsonb_path_exists(hit -> 'branches', 'lax $.*.keyvalue() ? (@.key != "rank" && @.key != "score")', '{}', true)
+       OR jsonb_path_exists(hit -> 'branches', 'lax $.*.rank ? (@.type() != "null"'
+                            ' && !(@.type() == "number" && @ == @.floor() && @ >= 1 && @ <= 2147483647))', '{}', true)
+       OR jsonb_path_exists(hit -> 'branches', 'lax $.*.score ? (@.type() != "null"'
+                            ' && !(@.type() == "number" && @ >= -1e300 && @ <= 1e300))', '{}', true) THEN
+        SELECT string_agg(key, ', ' ORDER BY key) INTO name FROM jsonb_each(hit -> 'branches');
+        RETURN format('branch %s is not {"rank": whole number or null, "score": number or null}', name);
+    END IF;
+    IF hit ? 'features' AND (jsonb_typeof(hit -> 'features') <> 'object'
+       OR jsonb_path_exists(hit -> 'features', 'lax $.* ? (!(@.type() == "number" && @ >= -1e300 && @ <= 1e300))', '{}', true)) THEN
         RETURN 'features is not an object of numbers';
     END IF;
     RETURN NULL;
