@@ -21,6 +21,10 @@ class ExplainError(UsageError):
     """The logged search cannot be found or replayed as asked; the message says why."""
 
 
+class MalformedLogError(ExplainError):
+    """The logged row does not have the shape a search writes; the message says what is wrong."""
+
+
 @dataclass(frozen=True)
 class Replay:
     as_of: datetime | None  # None: the live index now
@@ -67,6 +71,12 @@ def _explain(conn: psycopg.Connection, embedder: Embedder, log_id: int) -> Expla
     entry = store.search_log.logged_search(conn, log_id)
     if entry is None:
         raise ExplainError(f"no logged search with id {log_id}; ids are in search_log.id (and printed by searches with --json)")
+    malformed = entry.pop("malformed", None)
+    if malformed:
+        raise MalformedLogError(
+            f"search {log_id} is malformed in the search log ({malformed}): it was written before migration 017"
+            " or with its checks off, so it cannot be explained or replayed; read it raw in search_log"
+        )
     _check_model(entry, embedder)
     then = entry["as_of"] or entry["searched_at"]
     replay = _replay(conn, embedder, entry, then)

@@ -62,14 +62,17 @@ def log_search(
 
 
 def logged_search(conn: psycopg.Connection, log_id: int) -> dict[str, Any] | None:
-    """One logged search with its model's identity, or None."""
+    """One logged search with its model's identity, or None. `malformed` says what is wrong with
+    the row (rag_search_log_problem, migration 017: the shape search writes and the compliance
+    views read), None for a well-formed one: a row written before 017, or by a superuser with
+    triggers off, may hold anything."""
     if not 0 < log_id <= MAX_LOG_ID:
         return None
     return row(
         conn,
         "SELECT l.id, l.searched_at, l.query, l.groups, l.as_of, l.k, l.results, l.candidates, l.caller,"
         " l.db_user, l.model_id, l.strategy, m.name AS model_name, m.revision AS model_revision,"
-        " m.weights_sha256 AS model_weights_sha256"
+        " m.weights_sha256 AS model_weights_sha256, rag_search_log_problem(l) AS malformed"
         " FROM search_log l LEFT JOIN embedding_models m ON m.id = l.model_id WHERE l.id = %s",
         (log_id,),
     )

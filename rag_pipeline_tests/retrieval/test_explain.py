@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DEMO_DIR, fresh_database, write_config
-from helpers import query, run_cli, stage_without_gate, sync
+from helpers import query, rewrite_history, run_cli, stage_without_gate, sync
 
 from rag_pipeline import cli, store
 from rag_pipeline.store import database
@@ -192,3 +192,30 @@ def test_explain_under_a_login_that_cannot_replay_says_so(demo, embedder) -> Non
         conn.execute("SET ROLE rag_compliance")
         with pytest.raises(ExplainError, match="may not both read the search log and replay"):
             explain(conn, embedder, log_id)
+
+
+@pytest.mark.parametrize(("columns", "reason"), [
+    ({"results": "'{\"chunk_id\": 1}'"}, "results is a JSON object, not an array"),
+    ({"results": "jsonb_build_array(results -> 0 || '{\"chunk_id\": \"abc\"}')"}, "results entry 1 chunk_id"),
+    ({"results": "jsonb_build_array((results -> 0) - 'score'::text)"}, "results entry 1 has no score"),
+    ({"candidates": "'[[]]'"}, "candidates entry 1 is a JSON array"),
+    ({"strategy": "'{\"fulltext\": \"fast\"}'"}, "strategy is not an object"),
+    ({"groups": "'{all-staff,NULL}'"}, "groups"),
+])
+def test_explain_of_a_malformed_log_row_says_so(capsys, demo, columns: dict[str, str], reason: str) -> None:
+    """A row written before migration 017, or by a superuser with its checks off: a one-line
+    usage error that names what is wrong, never a traceback."""
+    config, _, url = demo
+    searched = _search(capsys, config, "--user", "before-017")
+    names = ["query", "groups", "k", "results", "candidates", "strategy", "caller"]
+    values = [columns.get(n, n) for n in names]
+    forged = rewrite_history(url, f"INSERT INTO search_log ({', '.join(names)}) SELECT {', '.join(values)}"
+                                  " FROM search_log WHERE id = %s RETURNING id", searched["log_id"])[0][0]
+    for extra in (["--json"], []):
+        capsys.readouterr()
+        code = cli.main(["explain", str(forged), "--config", str(config), *extra])
+        captured = capsys.readouterr()
+        assert code == 2 and captured.out == "", captured
+        lines = captured.err.strip().splitlines()
+        assert len(lines) == 1 and f"search {forged} is malformed in the search log" in lines[0] and reason in lines[0], lines
+        assert "Traceback" not in captured.err
