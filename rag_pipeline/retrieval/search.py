@@ -17,13 +17,13 @@ from typing import Any
 import psycopg
 
 from rag_pipeline import store
+from rag_pipeline.common.groups import group_problem, shown_group
 from rag_pipeline.embedding import Embedder, ModelError
 from rag_pipeline.errors import UsageError
 from rag_pipeline.retrieval import rerank
 
 MAX_QUERY_CHARS = 2000  # the model reads 256 tokens; a longer "query" is a document, not a question
 MAX_GROUPS = 256  # a caller in more groups than this is a configuration error, not a user
-MAX_GROUP_CHARS = 200
 MAX_USER_CHARS = 256
 RUNNERS_UP = 10  # candidates ranked after the k returned ones, kept in the log to explain the cut
 BRANCHES = ("vector", "fulltext", "rerank")  # retrieval branches whose rank/score a hit carries
@@ -152,20 +152,33 @@ def search(
 
 
 def check_request(query: str, groups: list[str], user: str | None) -> None:
-    """Refuse what cannot be searched or logged faithfully, with the reason."""
+    """Refuse what cannot be searched or logged faithfully, with the reason. Group names follow
+    the one rule access files and S3 tags are held to (rag_pipeline.common.groups)."""
+    if not isinstance(query, str):
+        raise QueryError("the query must be text")
     if len(query) > MAX_QUERY_CHARS:
         raise QueryError(f"query is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}")
     if "\x00" in query:
         raise QueryError("the query contains a NUL character; remove it")
+    if (bad := _lone_surrogate(query)) is not None:
+        raise QueryError(f"the query is not valid UTF-8 (undecodable byte or lone surrogate U+{ord(bad):04X}); "
+                         "send it as UTF-8 text")
     if len(groups) > MAX_GROUPS:
         raise QueryError(f"{len(groups):,} groups given; the limit is {MAX_GROUPS}")
     for group in groups:
-        if not isinstance(group, str) or len(group) > MAX_GROUP_CHARS or "\x00" in group or "," in group:
-            raise QueryError(
-                f"group {str(group)[:40]!r}... is not a group name (at most {MAX_GROUP_CHARS} characters, no ',' or NUL)"
-            )
-    if user is not None and (len(user) > MAX_USER_CHARS or "\x00" in user):
-        raise QueryError(f"the caller identity must be at most {MAX_USER_CHARS} characters without NUL")
+        problem = group_problem(group.strip() if isinstance(group, str) else group)
+        if problem is not None and (not isinstance(group, str) or group.strip()):  # blanks are dropped, as always
+            raise QueryError(f"--groups: {problem}")
+    if user is not None:
+        if not isinstance(user, str) or len(user) > MAX_USER_CHARS or "\x00" in user:
+            raise QueryError(f"the caller identity must be at most {MAX_USER_CHARS} characters without NUL")
+        if _lone_surrogate(user) is not None:
+            raise QueryError(f"--user {shown_group(user)} is not valid UTF-8 (an undecodable byte or lone surrogate)")
+
+
+def _lone_surrogate(text: str) -> str | None:
+    """The first lone surrogate in `text` (what undecodable bytes of an argument become), or None."""
+    return next((c for c in text if "\ud800" <= c <= "\udfff"), None)
 
 
 def rerank_hits(query: str, hits: list[Hit]) -> list[Hit]:
