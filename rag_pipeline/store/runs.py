@@ -19,6 +19,7 @@ from typing import Any
 
 import psycopg
 
+from rag_pipeline.common.text import storable
 from rag_pipeline.errors import PipelineError
 from rag_pipeline.store._sql import row, rows
 from rag_pipeline.store.versions import discard_staged
@@ -159,8 +160,12 @@ def _try_claim(conn: psycopg.Connection, run_id: str, sources: Sequence[str], mo
 
 
 def update_run(conn: psycopg.Connection, run_id: str, **fields: Any) -> None:
-    """Set run columns; `counts` is merged into the stored JSON. Commits."""
+    """Set run columns; `counts` is merged into the stored JSON. Commits. Messages are stored
+    escaped (rag_pipeline.common.text): one quoting an undecodable file name must still be kept."""
     counts = fields.pop("counts", None)
+    for column in ("error", "gate_reason"):
+        if isinstance(fields.get(column), str):
+            fields[column] = storable(fields[column])
     with conn.transaction():
         if counts:
             conn.execute(
@@ -210,7 +215,7 @@ def fail_run(conn: psycopg.Connection, run_id: str, *, status: str, reason: str)
         claimed = conn.execute(
             "UPDATE runs SET status = %s, error = coalesce(error, %s), finished_at = now()"
             " WHERE run_id = %s AND status = 'running'",
-            (status, reason, run_id),
+            (status, storable(reason), run_id),
         ).rowcount
         if claimed:
             discard_staged(conn, run_id, commit=False)
