@@ -12,6 +12,8 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
+from rag_pipeline.common.text import storable
+
 MAX_GROUP_CHARS = 200
 # Cc: control characters (NUL, newline, ESC...); Cf: invisible format characters (zero-width
 # space, bidi overrides); Cs: lone surrogates, what undecodable bytes become in Python
@@ -36,7 +38,8 @@ def group_problem(group: Any) -> str | None:
 
 
 def shown_group(group: Any) -> str:
-    """A group name as a message quotes it: repr escapes what is not printable (control and
-    format characters, lone surrogates), so the message is one readable line; cut at 40 characters."""
-    text = str(group)
-    return repr(text) if len(text) <= 40 else repr(text[:40])[:-1] + "...'"
+    """A group name as a message quotes it, on one readable line: undecodable bytes as `\\xNN`,
+    what is not printable (control and format characters) as its escape; cut at 40 characters."""
+    text = storable(str(group))
+    cut = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text[:40])
+    return f"'{cut}...'" if len(text) > 40 else f"'{cut}'"

@@ -208,6 +208,26 @@ def recent_runs(conn: psycopg.Connection, limit: int = 5) -> list[dict[str, Any]
         )
 
 
+ABANDONED = "abandoned"
+
+
+def with_abandoned(conn: psycopg.Connection, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`runs` (as recent_runs gives them) with each run still recorded as running but that no
+    process works on any more (no step holds its lock, its lease ran out: the rule the next
+    claim of its sources applies) shown as `abandoned`, with why. Nothing is written: the next
+    sync of its sources fails it and cleans up after it."""
+    for run in runs:
+        if run.get("status") != "running":
+            continue
+        with conn.transaction():
+            alive = _run_is_worked_on(conn, run["run_id"])
+        if not alive:
+            run["status"] = ABANDONED
+            run["error"] = run.get("error") or ("abandoned: its process is gone (killed, or its machine stopped); "
+                                                "the next sync of its sources fails it and cleans up after it")
+    return runs
+
+
 def fail_run(conn: psycopg.Connection, run_id: str, *, status: str, reason: str) -> bool:
     """Record that a running run will not publish and make its staged versions unpublishable.
     A run that already finished keeps its verdict (returns False). Commits."""
