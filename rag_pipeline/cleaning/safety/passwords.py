@@ -2,7 +2,7 @@
 `Passwort: ...`, `mot de passe : ...`, `heslo: ...`, `contraseña = ...`.
 
 Unlike API keys, passwords are chosen by people and can be plain words, so the value cannot be
-judged by shape alone; `_accept_password` weighs the value against the prose and code that
+judged by shape alone; `accept_password` weighs the value against the prose and code that
 also follow such labels ("Password: must be 12 characters", `password = os.environ["PW"]`).
 The label is kept, the value replaced. Markdown tables are handled in `password_tables`.
 """
@@ -12,16 +12,22 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from rag_pipeline.cleaning.safety.patterns import LETTER, NOT_REDACTED, SEP, word_start
+from rag_pipeline.cleaning.safety.patterns import LETTER, NOT_REDACTED, SEP, fold, word_start
 from rag_pipeline.cleaning.safety.rules import TRAILING_PUNCTUATION, Rule, apply_rule
 from rag_pipeline.cleaning.safety.template_values import is_template_value
 
-# Lower-case: matched against folded text.
+# Lower-case, and folded like the text they are matched against (so "пароль" reads as the
+# folded text spells it, its Cyrillic а, р, о folded to Latin).
 PASSWORD_LABEL = word_start(
     [
-        *(r"pass(?:word|wd|wort|phrase|code)s?", "pwd", r"kennw[oö]rt(?:er)?"),  # English, German
-        *(r"mots?[ \t\u00a0]de[ \t\u00a0]passe", "mdp", r"hesl[oa]", "hasło"),  # French, Czech, Polish
-        *(r"contrase[ñn]a", "wachtwoord", "senha", "lösenord", "salasana", "пароль", "jelszó"),
+        fold(label)
+        for label in (
+            r"pass(?:word|wd|wort|phrase|code)s?", r"pass[ _-]word", "pwd", r"kennw[oö]rt(?:er)?",  # English, German
+            r"p a s s w o r d",  # letter-spaced
+            r"pgpassword", "sshpass", r"rediscli_auth",  # environment variables of command-line clients
+            r"mots?[ \t\u00a0]de[ \t\u00a0]passe", "mdp", r"hesl[oa]", "hasło",  # French, Czech, Polish
+            r"contrase[ñn]a", "wachtwoord", "senha", "lösenord", "salasana", "пароль", "jelszó",
+        )
     ],
     LETTER,
 )
@@ -47,7 +53,12 @@ def _rest_of_line_is_blank(text: str, position: int) -> bool:
 _CODE_EXPRESSION = re.compile(r"(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*(?:[(\[].*)?|[A-Za-z_]\w*\((?:\)|[\"'].*)")
 
 
-def _accept_password(match: re.Match[str], value: str) -> bool:
+def is_code_expression(word: str) -> bool:
+    """`os.environ["PW"]`, `settings.DB_PASSWORD`, `getpass()`: code that reads a password."""
+    return _CODE_EXPRESSION.fullmatch(word) is not None
+
+
+def accept_password(match: re.Match[str], value: str) -> bool:
     """Decide whether the value after `password:` is a password rather than prose.
 
     Quoted values are always accepted. A bare value is accepted when it looks chosen (digit,
@@ -59,9 +70,11 @@ def _accept_password(match: re.Match[str], value: str) -> bool:
     word = value.rstrip(TRAILING_PUNCTUATION)
     if not word or is_template_value(word) or word.lower() in NOT_A_PASSWORD:
         return False
+    if word[0] == "|" or not any(c.isalnum() for c in word):
+        return False  # `| Password: | x |`: the next cell, not a value; "--", "!!": no password
     if match.group("label") == "pwd" and word[0] in "/~":
         return False  # PWD=/home/user is a working directory
-    if word[0] in "([{<" or _CODE_EXPRESSION.fullmatch(word):
+    if word[0] in "([{<" or is_code_expression(word):
         return False  # "MDP = (S, A, P, R)", `password = os.environ["PW"]`: code, not a value
     if any(not (c.isalpha() or c in "-'’") for c in word) or any(c.isupper() for c in word[1:]):
         return True
@@ -80,7 +93,7 @@ _PASSWORD = Rule(
         + r"""(?:"(?P<dq>[^"\n]{1,256}+)"|'(?P<sq>[^'\n]{1,256}+)'|(?P<bare>[^\s"']{1,256}+))"""
     ),
     folded=True,
-    accept=_accept_password,
+    accept=accept_password,
 )
 
 

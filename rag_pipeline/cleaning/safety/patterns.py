@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rag_pipeline.cleaning.safety.confusables import fold_table
+
 LETTER = r"^\W\d_"  # a character class body: any letter
 
 # Separator between a label and its value: `key: v`, `key = v`, `"key": "v"`, `key := v`,
@@ -23,12 +25,17 @@ NOT_REDACTED = r"(?!\[(?:REDACTED|redacted):)"
 
 
 def fold(text: str) -> str:
-    """Lower-case `text` without moving any offset, so spans found in it apply to `text`.
+    """Lower-case `text`, with full-width, compatibility and homoglyph letters folded to the
+    ones they imitate, without moving any offset, so spans found in it apply to `text`.
 
-    U+0130 is the only character whose lower-case form has two characters; it becomes "i".
+    A label written `ｐａｓｓｗｏｒｄ：`, `𝐩𝐚𝐬𝐬𝐰𝐨𝐫𝐝` or with Cyrillic `а`/`о`/`р` reads as
+    `password:` to a person, so it must to the label rules too (confusables.py). U+0130 is the
+    only character whose lower-case form has two characters; it becomes "i".
     """
     if "\u0130" in text:
         text = text.replace("\u0130", "i")
+    if not text.isascii():
+        text = text.translate(fold_table())
     return text.lower()
 
 
