@@ -27,8 +27,9 @@ from rag_pipeline.cleaning.safety.template_values import is_template_value
 _MAX_WINDOW = 1024  # characters of one command line looked at (continuations included)
 _MAX_CONTINUATIONS = 4
 
+# Literal first (the engine's fast search); the boundary before the name is checked in code.
 _COMMAND = re.compile(
-    r"(?<![\w.-])(?P<cmd>mysql(?:dump|admin|import|sh|check|binlog)?|mariadb(?:-dump|-admin|dump)?"
+    r"(?P<cmd>mysql(?:dump|admin|import|sh|check|binlog)?|mariadb(?:-dump|-admin|dump)?"
     r"|sshpass|mongosh|mongo(?:dump|restore|export|import)?|redis-cli|sqlcmd|bcp|curl)(?![\w-])"
 )
 _VALUE = r"""(?:"(?P<dq>[^"\n]{1,256}+)"|'(?P<sq>[^'\n]{1,256}+)'|(?P<bare>[^\s"'\\]{1,256}+))"""
@@ -99,6 +100,10 @@ def redact_command_lines(text: str, counts: Counter[str]) -> str:
     edits: dict[int, tuple[int, int, str]] = {}
     position = 0
     while (command := _COMMAND.search(text, position)) is not None:
+        start = command.start()
+        if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+            position = command.end()
+            continue  # part of a longer name ("automysql", "my.curl")
         end = _window_end(text, command.end())
         position = max(end, command.end())
         for match, must_look_chosen in _option_matches(command.group("cmd"), text, command.end(), end):

@@ -91,8 +91,11 @@ def _redact_table_from(lines: list[str], index: int, counts: Counter[str]) -> in
         return index + 1
     following = lines[index + 1].strip() if index + 1 < len(lines) else ""
     if len(following) > _MAX_TABLE_LINE or _TABLE_SEPARATOR.fullmatch(following) is None:
-        # a key/value row: | Password | s3cret |
-        redacted = [_redact_cell(cells, i + 1, *columns[i], counts) for i in columns if i + 1 < len(cells)]
+        # a key/value row: | Password | s3cret |. Unlike a column, a row names no list of values,
+        # and `| string | password | A hint to UIs |` (a spec's format table) is no credential:
+        # the value must look like one (`_is_row_value`).
+        redacted = [_redact_cell(cells, i + 1, columns[i][0], False, counts, row_label_first=i == 0)
+                    for i in columns if i + 1 < len(cells)]
         if any(redacted):
             lines[index] = _join_cells(cells)
         return index + 1
@@ -104,6 +107,12 @@ def _redact_table_from(lines: list[str], index: int, counts: Counter[str]) -> in
             lines[row] = _join_cells(row_cells)
         row += 1
     return row
+
+
+def _is_row_value(value: str) -> bool:
+    """A password of a few words beside a first-column label: `| Password | p@ss w0rd |`."""
+    words = value.split()
+    return 1 < len(words) <= 4 and any(not (c.isalpha() or c.isspace()) for c in value) and value[-1] not in ".!?"
 
 
 def _is_secret_value(value: str, kind: str, exact: bool) -> bool:
@@ -121,10 +130,13 @@ def _is_secret_value(value: str, kind: str, exact: bool) -> bool:
     return looks_machine_made(unquoted)
 
 
-def _redact_cell(cells: list[str], column: int, kind: str, exact: bool, counts: Counter[str]) -> bool:
+def _redact_cell(cells: list[str], column: int, kind: str, exact: bool, counts: Counter[str], *,
+                 row_label_first: bool = False) -> bool:
     """Replace one cell that holds a credential."""
-    if not _is_secret_value(cells[column].strip(), kind, exact):
-        return False
+    value = cells[column].strip()
+    if not _is_secret_value(value, kind, exact):
+        if not (row_label_first and kind == "password" and _is_secret_value(value, kind, True) and _is_row_value(value)):
+            return False
     counts[kind] += 1
     cells[column] = f" {placeholder(kind)} "
     return True

@@ -81,6 +81,14 @@ def accept_password(match: re.Match[str], value: str) -> bool:
     return _rest_of_line_is_blank(match.string, match.end())
 
 
+def _accept_inline_password(match: re.Match[str], value: str) -> bool:
+    """A query parameter's value is the query rule's to judge (it ends at `&`)."""
+    start = match.start()
+    if start > 0 and match.string[start - 1] in "?&":
+        return False
+    return accept_password(match, value)
+
+
 _PASSWORD = Rule(
     "password",
     re.compile(
@@ -93,10 +101,20 @@ _PASSWORD = Rule(
         + r"""(?:"(?P<dq>[^"\n]{1,256}+)"|'(?P<sq>[^'\n]{1,256}+)'|(?P<bare>[^\s"']{1,256}+))"""
     ),
     folded=True,
+    accept=_accept_inline_password,
+)
+
+
+# A query parameter (`?user=a&password=x&next=/`): the value ends at the next `&`, and is judged
+# on its own, so `&password=something&allow=...` in an example request keeps its text.
+_QUERY_PASSWORD = Rule(
+    "password",
+    re.compile(r"[?&](?P<label>password|passwd|pwd|pass)=" + NOT_REDACTED + r"(?P<bare>[^&\s#\"'<>]{1,256}+)"),
+    folded=True,
     accept=accept_password,
 )
 
 
 def redact_passwords(text: str, counts: Counter[str]) -> str:
     """`password: hunter2`, `Passwort: ...`, `mot de passe : ...`, `heslo: ...` and relatives."""
-    return apply_rule(_PASSWORD, text, counts)
+    return apply_rule(_PASSWORD, apply_rule(_QUERY_PASSWORD, text, counts), counts)

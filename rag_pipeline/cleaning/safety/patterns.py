@@ -32,11 +32,19 @@ def fold(text: str) -> str:
     `password:` to a person, so it must to the label rules too (confusables.py). U+0130 is the
     only character whose lower-case form has two characters; it becomes "i".
     """
-    if "\u0130" in text:
-        text = text.replace("\u0130", "i")
-    if not text.isascii():
-        text = text.translate(fold_table())
-    return text.lower()
+    global _last_fold
+    last = _last_fold
+    if last[0] is text:  # the rules of a pass fold the same text until one of them redacts
+        return last[1]
+    folded = text.replace("\u0130", "i") if "\u0130" in text else text
+    if not folded.isascii():
+        folded = folded.translate(fold_table())
+    folded = folded.lower()
+    _last_fold = (text, folded)
+    return folded
+
+
+_last_fold: tuple[str | None, str] = (None, "")
 
 
 def word_start(alternatives: Iterable[str], excluded: str) -> str:
