@@ -28,11 +28,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rag_pipeline.cleaning.clean import make_safe  # noqa: E402
-from rag_pipeline.cleaning.safety import neutralise_controls  # noqa: E402
-from rag_pipeline.cleaning.safety.pipeline import _REDACTORS  # noqa: E402
-from rag_pipeline.parsing import SUPPORTED_SUFFIXES, ParseError, parse_document  # noqa: E402
-from rag_pipeline.parsing.types import Element  # noqa: E402
+from rag_pipeline.cleaning.clean import make_safe
+from rag_pipeline.cleaning.safety import neutralise_controls
+from rag_pipeline.cleaning.safety.pipeline import _REDACTORS
+from rag_pipeline.parsing import SUPPORTED_SUFFIXES, ParseError, parse_document
+from rag_pipeline.parsing.types import Element
 
 CONTEXT = 60
 
