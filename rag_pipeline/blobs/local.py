@@ -53,3 +53,8 @@ class BlobStore:
         if hashlib.sha256(data).hexdigest() != sha256:
             raise BlobReadError(f"blob {sha256} is corrupt on disk ({self._path(sha256)})")
         return data
+
+    def delete(self, sha256: str) -> None:
+        """Remove a blob whose bytes must not be kept (a refused file holding a private key);
+        one already gone is fine: deleting twice is what a retried step does."""
+        self._path(sha256).unlink(missing_ok=True)

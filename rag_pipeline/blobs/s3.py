@@ -70,3 +70,12 @@ class S3BlobStore:
         if hashlib.sha256(data).hexdigest() != sha256:
             raise BlobReadError(f"blob {sha256} is corrupt in {self.url} ({key})")
         return data
+
+    def delete(self, sha256: str) -> None:
+        """Remove a blob whose bytes must not be kept (a refused file holding a private key);
+        S3 deletes are idempotent, so a retried step deletes again harmlessly."""
+        key = self._key(sha256)
+        try:
+            self.client.delete_object(Bucket=self.bucket, Key=key)
+        except S3_ERRORS as exc:
+            raise BlobReadError(f"blob store {self.url}: cannot delete {key}: {exc}") from exc
