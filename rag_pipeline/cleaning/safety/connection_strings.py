@@ -53,7 +53,7 @@ _ODBC_PASSWORD = Rule(
         word_start(["password", "pwd"], "a-z0-9_")
         + r"[ \t]{0,4}+=[ \t]{0,4}+"
         + NOT_REDACTED
-        + r"""(?P<v>\{[^}\n]{1,256}+\}|[^;\s"'{}=]{1,256}+(?=;))"""
+        + r"""(?:\{(?P<v>[^}\n]{1,256}+)\}|(?P<bare>[^;\s"'{}=]{1,256}+)(?=;))"""
     ),
     folded=True,
     accept=_accept_odbc_value,

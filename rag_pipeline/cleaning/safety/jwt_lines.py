@@ -64,7 +64,7 @@ def _continue_token(text: str, start: int, end: int) -> tuple[int, str] | None:
             break
         piece = match.group("piece")
         previous = pieces[-1]
-        at_dot = previous.endswith(".") or piece.startswith(".")
+        at_dot = previous.endswith((".", "-")) or piece.startswith(".")  # word processors break after "-" too
         if not (at_dot or full) or (piece.startswith("eyJ") and not previous.endswith(".")):
             break  # not a continuation: the previous piece did not fill its line, or a new token starts
         pieces.append(piece)

@@ -56,8 +56,9 @@ def _looks_chosen(word: str) -> bool:
 
 
 def _accept_password_below(match: re.Match[str], value: str) -> bool:
-    """Judged like an inline password; without a colon, only a value that looks chosen."""
-    if not _label_opens_line(match):
+    """Judged like an inline password; without a colon, only a value that looks chosen. A line
+    ending in a colon is the next label ("Password:" then "Username:"), not a value."""
+    if value.endswith((":", "\uff1a")) or not _label_opens_line(match):
         return False
     if match.group("colon") is None and (match.group("bare") is None or not _looks_chosen(value)):
         return False
@@ -65,7 +66,7 @@ def _accept_password_below(match: re.Match[str], value: str) -> bool:
 
 
 def _accept_token_below(match: re.Match[str], value: str) -> bool:
-    return _label_opens_line(match) and accept_token(match, value)
+    return not value.endswith((":", "\uff1a")) and _label_opens_line(match) and accept_token(match, value)
 
 
 _PASSWORD_BELOW = Rule(

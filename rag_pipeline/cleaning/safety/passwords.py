@@ -53,6 +53,9 @@ def _rest_of_line_is_blank(text: str, position: int) -> bool:
 _CODE_EXPRESSION = re.compile(r"(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*(?:[(\[].*)?|[A-Za-z_]\w*\((?:\)|[\"'].*)")
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+
+
 def is_code_expression(word: str) -> bool:
     """`os.environ["PW"]`, `settings.DB_PASSWORD`, `getpass()`: code that reads a password."""
     return _CODE_EXPRESSION.fullmatch(word) is not None
@@ -70,8 +73,10 @@ def accept_password(match: re.Match[str], value: str) -> bool:
     word = value.rstrip(TRAILING_PUNCTUATION)
     if not word or is_template_value(word) or word.lower() in NOT_A_PASSWORD:
         return False
-    if word[0] == "|" or not any(c.isalnum() for c in word):
-        return False  # `| Password: | x |`: the next cell, not a value; "--", "!!": no password
+    if match.group("bare").endswith(";") and _IDENTIFIER.fullmatch(word) and ("pass" in word.lower() or "pwd" in word.lower()):
+        return False  # `this.password = newPassword;`: a variable, in code
+    if word[0] in "|;,&" or not any(c.isalnum() for c in word):
+        return False  # `| Password: | x |`, `Pwd=;Uid=`: the next cell or field, not a value; "!!": none
     if match.group("label") == "pwd" and word[0] in "/~":
         return False  # PWD=/home/user is a working directory
     if word[0] in "([{<" or is_code_expression(word):
