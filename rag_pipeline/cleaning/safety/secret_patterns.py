@@ -9,9 +9,11 @@ formats come first from detect-secrets' regex plugins, vendored here (no runtime
 
 Each pattern says where it came from: `detect-secrets <plugin>` for a vendored one, or `own`
 for one this project wrote (formats detect-secrets lacks, or newer ones). Vendored regexes are
-adapted, never widened in what they accept: every pattern starts with its literal prefix and a
-token boundary right after it (`token_start`), repetitions are bounded and possessive, and a
-token boundary closes it, so hostile input stays linear (patterns.py). Plugins that find tokens
+adapted to the linear form every pattern here has: it starts with its literal prefix and a token
+boundary right after it (`token_start`), repetitions are bounded and possessive, and a token
+boundary closes it, so hostile input stays linear (patterns.py). Where this project's earlier
+rule accepted more, that is kept: GitHub tokens longer than 36 characters, Stripe test keys,
+Slack tokens of any segment shape, GitLab's fixed-length prefixes as one bounded range. Plugins that find tokens
 without a prefix of their own (Discord, Telegram, Mailchimp, IBM, Artifactory passwords) and
 the keyword/entropy plugins are not vendored: without a prefix they would scan every position
 and fire on ordinary identifiers; labelled values are the label rules' job (labelled.py).
