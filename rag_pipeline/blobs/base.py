@@ -16,6 +16,8 @@ class Blobs(Protocol):
 
     def get(self, sha256: str) -> bytes: ...
 
+    def delete(self, sha256: str) -> None: ...
+
 
 def blob_name(sha256: str) -> str:
     """`ab/abcdef...`: the one naming scheme of every blob store."""
@@ -45,3 +47,8 @@ class ChainedBlobs:
                 except FileNotFoundError:
                     continue
             raise
+
+    def delete(self, sha256: str) -> None:
+        """Gone from every store the chain reads, so no fallback can serve the bytes again."""
+        for store in (self.primary, *self.fallbacks):
+            store.delete(sha256)

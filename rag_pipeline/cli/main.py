@@ -54,6 +54,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         err("interrupted")
         return EXIT_FAILURE
+    except Exception as exc:
+        lost = database_lost(exc)
+        if lost is None:
+            raise  # a bug: its traceback is what a report needs
+        err(f"the database stopped answering ({lost}); check that it runs (`rag-pipeline db status`, or the "
+            "server of database_url) and run the command again: a sync cut short is failed and cleaned up "
+            "by the next sync of its sources")
+        return EXIT_FAILURE
+
+
+# Connection-level failures of the drivers in use (the index's psycopg, Dagster's SQLAlchemy over
+# psycopg2): the environment failed, not the command. Looked up by name, so `main` imports no driver.
+_LOST_CONNECTION = {("psycopg", "OperationalError"), ("psycopg.errors", "OperationalError"),
+                    ("psycopg2", "OperationalError"), ("psycopg2.errors", "OperationalError"),
+                    ("sqlalchemy.exc", "OperationalError"), ("psycopg", "InterfaceError")}
+
+
+def database_lost(exc: BaseException) -> str | None:
+    """The driver's first line if `exc` (or what caused it) is a lost or refused database
+    connection, else None."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        for cls in type(current).__mro__:
+            if (cls.__module__, cls.__name__) in _LOST_CONNECTION:
+                detail = str(getattr(current, "orig", None) or current).strip().splitlines()
+                return detail[0].strip() if detail else cls.__name__
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def run() -> NoReturn:

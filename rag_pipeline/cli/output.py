@@ -11,6 +11,9 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from rag_pipeline.common.text import storable
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
@@ -25,7 +28,10 @@ def _json_default(value: Any) -> Any:
 
 
 def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, default=_json_default, ensure_ascii=False) + "\n")
+    text = json.dumps(data, default=_json_default, ensure_ascii=False)
+    if _SURROGATE.search(text):  # a lone surrogate (undecodable input echoed back) cannot be written as UTF-8
+        text = json.dumps(data, default=_json_default)
+    sys.stdout.write(text + "\n")
 
 
 def console():  # noqa: ANN201 -- rich is imported lazily: --json never pays for it
@@ -39,7 +45,7 @@ def shown(value: object, *, one_line: bool = True) -> str:
     characters (ESC, BEL, CR, bidi overrides...) become visible escapes, '[' cannot open a tag."""
     from rich.markup import escape
 
-    text = _visible(str(value))
+    text = _visible(storable(str(value)))
     if one_line:
         text = text.replace("\n", "\\n").replace("\t", " ")
     return escape(text)
@@ -51,7 +57,10 @@ def _visible(text: str) -> str:
 
 
 def err(message: str) -> None:
-    sys.stderr.write(f"rag-pipeline: {_visible(message)}\n")
+    """One line on stderr, whatever the message quotes (a driver's multi-line error, a name with
+    undecodable bytes)."""
+    line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    sys.stderr.write(f"rag-pipeline: {_visible(storable(line))}\n")
 
 
 def pages(start: int | None, end: int | None) -> str:

@@ -36,11 +36,15 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 def cmd_search(args: argparse.Namespace) -> int:
     if bool(args.query) == bool(args.queries):
         raise UsageError("give either a QUERY or --queries FILE.jsonl")
-    config = load_config(args)
-    when = as_of(args.as_of)
-    caller_groups = groups(args.groups)
     if args.k <= 0:
         raise UsageError("-k must be positive")
+    from rag_pipeline.retrieval.search import check_request
+
+    caller_groups = groups(args.groups)
+    # what cannot be searched is refused before the model loads or the database is reached
+    check_request(args.query or "", caller_groups, args.user, args.k)
+    config = load_config(args)
+    when = as_of(args.as_of)
     model = embedder(config)
     from rag_pipeline.store.roles import READER
 

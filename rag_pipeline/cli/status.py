@@ -21,7 +21,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     with connection(config) as conn:
         status = store.status.index_status(conn)
         models = [store.models.model_by_id(conn, m) for m in status.pop("model_ids")]
-        runs = store.runs.recent_runs(conn)
+        runs = store.runs.with_abandoned(conn, store.runs.recent_runs(conn))
         quarantine = store.quarantine.latest_quarantine(conn)
         version = store.migrations.schema_version(conn)
     configured = {s.name: s.kind for s in config.sources}
@@ -45,4 +45,6 @@ def cmd_status(args: argparse.Namespace) -> int:
         gate = {True: "passed", False: "failed", None: "-"}[r["gate_passed"]]
         reason = f" ({shown(r['gate_reason'])})" if r["gate_reason"] and not r["gate_passed"] else ""
         out.print(f"run {shown(r['run_id'])} {r['status']} started {when(r['started_at'])} gate {gate}{reason}")
+        if r["status"] == store.runs.ABANDONED:
+            out.print(f"  [yellow]{shown(r['error'])}[/yellow]")
     return EXIT_OK

@@ -17,6 +17,8 @@ from typing import Any
 import psycopg
 
 from rag_pipeline import store
+from rag_pipeline.common.groups import group_problem
+from rag_pipeline.common.text import storable
 from rag_pipeline.embedding import Embedder, ModelError
 from rag_pipeline.errors import UsageError
 from rag_pipeline.retrieval import rerank
@@ -24,8 +26,8 @@ from rag_pipeline.store._sql import pipelined_transaction
 
 MAX_QUERY_CHARS = 2000  # the model reads 256 tokens; a longer "query" is a document, not a question
 MAX_GROUPS = 256  # a caller in more groups than this is a configuration error, not a user
-MAX_GROUP_CHARS = 200
 MAX_USER_CHARS = 256
+MAX_K = 1000  # results of one search: more is a scan of the index, not a question (each is logged)
 RUNNERS_UP = 10  # candidates ranked after the k returned ones, kept in the log to explain the cut
 BRANCHES = ("vector", "fulltext", "rerank")  # retrieval branches whose rank/score a hit carries
 MODES = ("vector", "fulltext", "hybrid", "hybrid+rerank")
@@ -128,7 +130,7 @@ def search(
     plan, full-text terms and statistics, refusal calibration, log id); the search statement
     (both branches, the fusion and the first full-text try); the log row and the commit. Only a
     full-text try whose bound fails adds a round trip (two at most per extra try)."""
-    check_request(query, groups, user)
+    check_request(query, groups, user, k)
     if mode not in MODES:
         raise QueryError(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
     view = store.search.View(as_of=as_of, preview_run=preview_run)
@@ -178,21 +180,41 @@ def _strategy(plan: store.search.VectorPlan | None, fulltext: dict[str, Any] | N
     return found
 
 
-def check_request(query: str, groups: list[str], user: str | None) -> None:
-    """Refuse what cannot be searched or logged faithfully, with the reason."""
+def check_request(query: str, groups: list[str], user: str | None, k: int | None = None) -> None:
+    """Refuse what cannot be searched or logged faithfully, with the reason. Group names follow
+    the one rule access files and S3 tags are held to (rag_pipeline.common.groups)."""
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K):
+        raise QueryError(f"-k {k!r}: the number of results must be a whole number from 1 to {MAX_K:,}")
+    if not isinstance(query, str):
+        raise QueryError("the query must be text")
     if len(query) > MAX_QUERY_CHARS:
         raise QueryError(f"query is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}")
     if "\x00" in query:
         raise QueryError("the query contains a NUL character; remove it")
+    if _lone_surrogate(query) is not None:
+        raise QueryError(_not_utf8("the query", query))
     if len(groups) > MAX_GROUPS:
         raise QueryError(f"{len(groups):,} groups given; the limit is {MAX_GROUPS}")
     for group in groups:
-        if not isinstance(group, str) or len(group) > MAX_GROUP_CHARS or "\x00" in group or "," in group:
-            raise QueryError(
-                f"group {str(group)[:40]!r}... is not a group name (at most {MAX_GROUP_CHARS} characters, no ',' or NUL)"
-            )
-    if user is not None and (len(user) > MAX_USER_CHARS or "\x00" in user):
-        raise QueryError(f"the caller identity must be at most {MAX_USER_CHARS} characters without NUL")
+        problem = group_problem(group.strip() if isinstance(group, str) else group)
+        if problem is not None and (not isinstance(group, str) or group.strip()):  # blanks are dropped, as always
+            raise QueryError(f"--groups: {problem}")
+    if user is not None:
+        if not isinstance(user, str) or len(user) > MAX_USER_CHARS or "\x00" in user:
+            raise QueryError(f"the caller identity must be at most {MAX_USER_CHARS} characters without NUL")
+        if _lone_surrogate(user) is not None:
+            raise QueryError(_not_utf8("--user", user))
+
+
+def _not_utf8(what: str, text: str) -> str:
+    shown = storable(text)
+    return (f"{what} is not valid UTF-8: {shown[:60] + '...' if len(shown) > 60 else shown} holds an undecodable "
+            "byte or a lone surrogate (shown escaped); send it as UTF-8 text")
+
+
+def _lone_surrogate(text: str) -> str | None:
+    """The first lone surrogate in `text` (what undecodable bytes of an argument become), or None."""
+    return next((c for c in text if "\ud800" <= c <= "\udfff"), None)
 
 
 def rerank_hits(query: str, hits: list[Hit]) -> list[Hit]:

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from rag_pipeline.sources.base import ListingError, ObjectReadError, SkippedObject, Source, SourceObject
+from rag_pipeline.sources.base import (
+    ListingError,
+    ObjectReadError,
+    SkippedObject,
+    Source,
+    SourceObject,
+    name_problem,
+    quarantine_name,
+)
 from rag_pipeline.sources.config import SourceConfig
 
 
@@ -26,4 +34,5 @@ def open_source(config: SourceConfig, max_bytes: int | None = None) -> Source:
     return FilesystemSource(config.name, config.path, config.deny, config.default_groups)
 
 
-__all__ = ["ListingError", "ObjectReadError", "SkippedObject", "Source", "SourceObject", "open_source"]
+__all__ = ["ListingError", "ObjectReadError", "SkippedObject", "Source", "SourceObject", "name_problem", "open_source",
+           "quarantine_name"]

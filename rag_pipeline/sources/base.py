@@ -9,7 +9,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from rag_pipeline.common.text import storable, unstorable
 from rag_pipeline.errors import PipelineError
+
+# The longest URI the index keeps, in UTF-8 bytes: a URI is part of btree keys, which hold at
+# most about 2.7 kB; S3 keys stop at 1 kB and no folder path a person reads is longer.
+MAX_URI_BYTES = 2000
+SHOWN_NAME_CHARS = 400  # a quarantined name is kept escaped and cut to this many characters
 
 
 class ListingError(PipelineError):
@@ -53,3 +59,26 @@ def is_denied(uri: str, patterns: Sequence[str]) -> bool:
     """Configured deny patterns match the URI or its file name (e.g. '*.key', 'secrets/**')."""
     name = uri.rsplit("/", 1)[-1]
     return any(fnmatch.fnmatchcase(uri, p) or fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def name_problem(uri: str) -> str | None:
+    """Why a listed URI cannot be a document's URI, or None: bytes that are not UTF-8 (lone
+    surrogates once Python decoded the name), NUL, or a length no index key holds. Such an object
+    is quarantined under `quarantine_name(uri)` and the rest of its source syncs as usual."""
+    bad = unstorable(uri)
+    if bad == "\x00":
+        return "its name contains a NUL character, which the index cannot store; rename it"
+    if bad is not None:
+        return ("its name is not valid UTF-8 (shown here with the undecodable bytes as \\xNN); "
+                "rename it to UTF-8, e.g. with convmv")
+    size = len(uri.encode("utf-8"))
+    if size > MAX_URI_BYTES:
+        return f"its path is {size:,} bytes long; the index keeps paths up to {MAX_URI_BYTES:,} bytes: shorten it"
+    return None
+
+
+def quarantine_name(uri: str) -> str:
+    """The name a problem URI is quarantined (and reported) under: escaped so it can be stored
+    and printed, and cut short when it is absurdly long."""
+    name = storable(uri)
+    return name if len(name) <= SHOWN_NAME_CHARS else f"{name[:SHOWN_NAME_CHARS]}...({len(name):,} characters)"

@@ -9,10 +9,21 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, StringConstraints, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from rag_pipeline.common.config import Flag, NullIsDefault, PathText, PositiveWhole, Share, Text, Whole
+from rag_pipeline.common.groups import group_problem
 from rag_pipeline.common.s3 import DEFAULT_MAX_ATTEMPTS, RETRY_MODES
 from rag_pipeline.sources.cron import checked_cron
 from rag_pipeline.sources.s3 import OBJECT_ACL_KINDS
@@ -32,7 +43,15 @@ def _int_as_name(value: Any) -> Any:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-GroupName = Annotated[str, Strict(), StringConstraints(strip_whitespace=True, min_length=1)]
+def _group_name(value: str) -> str:
+    """The one rule for group names (rag_pipeline.common.groups): what search refuses is refused here."""
+    problem = group_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+GroupName = Annotated[str, Strict(), StringConstraints(strip_whitespace=True, min_length=1), AfterValidator(_group_name)]
 
 
 class SourceConfig(BaseModel):

@@ -13,6 +13,10 @@ from rag_pipeline.sources.access_files import (
     MAX_ACCESS_FILE_BYTES,
     AccessFileError,
     AccessResolver,
+    AccessRule,
+    check_overrides,
+    is_lookalike,
+    lookalike_error,
     parse_access_file,
     with_default_groups,
 )
@@ -49,17 +53,17 @@ class FilesystemSource:
         if not self.root.is_dir():
             raise ListingError(f"source {self.name!r}: folder {self.root} does not exist or is not a folder")
         resolver = AccessResolver()
-        for folder, files in self._walk():
+        for folder, names in self._walk():
             rel_folder = self._rel(folder)
             rule = None
-            if (folder / ACCESS_FILE).is_symlink() or ACCESS_FILE in files:
-                rule = self._access_rule(folder / ACCESS_FILE)
+            if (folder / ACCESS_FILE).is_symlink() or ACCESS_FILE in names:
+                rule = self._access_rule(folder / ACCESS_FILE, names)
             if rel_folder == "":
                 rule = with_default_groups(rule, self.default_groups)
             if rule is not None:
                 resolver.add(rel_folder, rule)
-            for name in sorted(files):
-                if name == ACCESS_FILE:
+            for name in sorted(names):
+                if name == ACCESS_FILE or name.startswith(".") or (folder / name).is_symlink():
                     continue
                 uri = f"{rel_folder}/{name}" if rel_folder else name
                 if is_denied(uri, self.deny):
@@ -73,20 +77,27 @@ class FilesystemSource:
         return path.read_bytes()
 
     def _walk(self) -> Iterator[tuple[Path, list[str]]]:
+        """Each folder (hidden ones skipped) and the names of everything in it but its folders,
+        hidden files and symlinks included: `files:` keys are checked against all of them. A
+        name spelled like an access file but not one, file or folder, stops the listing."""
         def fail(exc: OSError) -> None:
             raise ListingError(f"source {self.name!r}: cannot list {exc.filename}: {exc.strerror}")
 
         for dirpath, dirnames, filenames in os.walk(self.root, onerror=fail, followlinks=False):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             folder = Path(dirpath)
-            files = [f for f in filenames if not f.startswith(".") and not (folder / f).is_symlink()]
-            yield folder, files
+            for name in [*dirnames, *filenames]:
+                if is_lookalike(name) or (name == ACCESS_FILE and name in dirnames):
+                    error = lookalike_error(str(folder / name)) if name != ACCESS_FILE else AccessFileError(
+                        f"{folder / name}: access file is a folder, not a file")
+                    raise ListingError(f"source {self.name!r}: {error}")
+            yield folder, list(filenames)
 
     def _rel(self, folder: Path) -> str:
         rel = folder.relative_to(self.root).as_posix()
         return "" if rel == "." else rel
 
-    def _access_rule(self, path: Path):  # noqa: ANN202
+    def _access_rule(self, path: Path, names: list[str]) -> AccessRule:
         where = str(path)
         try:
             path = self._inside_root(path)
@@ -94,7 +105,9 @@ class FilesystemSource:
                 raise ListingError(f"{where}: access file is not a regular file")
             if path.stat().st_size > MAX_ACCESS_FILE_BYTES:
                 raise ListingError(f"{where}: access file larger than 1 MiB; it cannot be right")
-            return parse_access_file(path.read_text(encoding="utf-8"), where)
+            rule = parse_access_file(path.read_text(encoding="utf-8"), where)
+            check_overrides(rule, where, names)
+            return rule
         except (AccessFileError, UnicodeDecodeError, OSError) as exc:
             # A broken ACL must not silently widen or narrow access: stop this source's sync.
             raise ListingError(f"source {self.name!r}: {exc}") from exc

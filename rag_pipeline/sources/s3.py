@@ -25,6 +25,7 @@ from itertools import islice
 from pathlib import PurePosixPath
 from typing import Any
 
+from rag_pipeline.common.groups import group_problem
 from rag_pipeline.common.s3 import S3_ERRORS, RequestCounter, error_code, folder_prefix
 from rag_pipeline.sources.access_files import (
     ACCESS_FILE,
@@ -32,6 +33,9 @@ from rag_pipeline.sources.access_files import (
     AccessFileError,
     AccessResolver,
     AccessRule,
+    check_overrides,
+    is_lookalike,
+    lookalike_error,
     parse_access_file,
     with_default_groups,
 )
@@ -215,8 +219,17 @@ class S3Source:
 
     def _resolver(self, keys: list[ListedKey]) -> AccessResolver:
         """Access files under the prefix, as for folders; default_groups act as an implicit
-        root access file that any real one setting `groups` replaces."""
+        root access file that any real one setting `groups` replaces. A key with a segment spelled
+        like an access file but not one, or a `files:` key naming no object of its folder, stops
+        the listing."""
         rules: dict[str, AccessRule] = {}
+        names: dict[str, list[str]] = {}  # folder -> names of the objects directly in it
+        for listed in keys:
+            rel = listed.key[len(self.prefix):]
+            if any(is_lookalike(segment) for segment in rel.split("/")):
+                raise ListingError(f"source {self.name!r}: {lookalike_error(self._where(listed.key))}")
+            folder, _, name = rel.rpartition("/")
+            names.setdefault(folder, []).append(name)
         for listed in keys:
             rel = listed.key[len(self.prefix):]
             if rel.rsplit("/", 1)[-1] != ACCESS_FILE:
@@ -225,7 +238,12 @@ class S3Source:
             if key_problem(rel):
                 raise ListingError(f"source {self.name!r}: access file {where!r}: {key_problem(rel)}")
             folder = str(PurePosixPath(rel).parent)
-            rules["" if folder == "." else folder] = self._access_rule(listed, where)
+            folder = "" if folder == "." else folder
+            rules[folder] = self._access_rule(listed, where)
+            try:
+                check_overrides(rules[folder], where, names.get(folder, []))
+            except AccessFileError as exc:
+                raise ListingError(f"source {self.name!r}: {exc}") from exc
         root = with_default_groups(rules.get(""), self.default_groups)
         if root is not None:
             rules[""] = root
@@ -286,12 +304,12 @@ class S3Source:
                 tags = self.client.get_object_tagging(Bucket=self.bucket, Key=listed.key).get("TagSet") or []
                 for tag in tags:
                     if tag.get("Key") == GROUPS_TAG:
-                        return parse_groups(str(tag.get("Value", "")))
+                        return self._checked(parse_groups(str(tag.get("Value", ""))), listed, f"tag {GROUPS_TAG}")
             if "metadata" in self.object_acl:
                 head = self.client.head_object(Bucket=self.bucket, Key=listed.key, IfMatch=f'"{listed.etag}"')
                 value = (head.get("Metadata") or {}).get(GROUPS_METADATA)
                 if value is not None:
-                    return parse_groups(value)
+                    return self._checked(parse_groups(value), listed, f"metadata {GROUPS_METADATA}")
         except S3_ERRORS as exc:
             code = error_code(exc)
             if code in GONE_CODES or code in ("PreconditionFailed", "412"):
@@ -302,3 +320,13 @@ class S3Source:
                 + ("; grant s3:GetObjectTagging and s3:GetObject, or set object_acl: []" if code == "AccessDenied" else "")
             ) from exc
         return None
+
+    def _checked(self, groups: tuple[str, ...], listed: ListedKey, origin: str) -> tuple[str, ...]:
+        """The groups an object names for itself, held to the rule search holds them to: a name no
+        caller could ever match stops the listing, naming the object and where the name came from."""
+        for group in groups:
+            problem = group_problem(group)
+            if problem:
+                raise ListingError(f"source {self.name!r}: {self._where(listed.key)} ({origin}): {problem}; "
+                                   "fix the object's groups or this source is not synced")
+        return groups

@@ -6,17 +6,20 @@ from typing import Any
 
 import psycopg
 
+from rag_pipeline.common.text import storable
 from rag_pipeline.store._sql import rows
 
 
 def record_quarantine(conn: psycopg.Connection, run_id: str, source: str, uri: str, checksum: str | None, stage: str,
                       error: str, parse_key: str | None = None) -> None:
     """Quarantine a file that never became a work item (unreadable at listing, or refused by the
-    parser before with the same bytes and parse key). Does not commit."""
+    parser before with the same bytes and parse key). Does not commit. The error is stored
+    escaped (rag_pipeline.common.text): a message quoting an undecodable name must not fail the
+    run that reports it."""
     conn.execute(
         "INSERT INTO quarantine (run_id, source, uri, checksum, stage, error, parse_key)"
         " VALUES (%s, %s, %s, %s, %s, %s, %s)",
-        (run_id, source, uri, checksum, stage, error, parse_key),
+        (run_id, source, uri, checksum, stage, storable(error), parse_key),
     )
 
 

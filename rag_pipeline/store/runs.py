@@ -19,6 +19,7 @@ from typing import Any
 
 import psycopg
 
+from rag_pipeline.common.text import storable
 from rag_pipeline.errors import PipelineError
 from rag_pipeline.store._sql import row, rows
 from rag_pipeline.store.versions import discard_staged
@@ -159,8 +160,12 @@ def _try_claim(conn: psycopg.Connection, run_id: str, sources: Sequence[str], mo
 
 
 def update_run(conn: psycopg.Connection, run_id: str, **fields: Any) -> None:
-    """Set run columns; `counts` is merged into the stored JSON. Commits."""
+    """Set run columns; `counts` is merged into the stored JSON. Commits. Messages are stored
+    escaped (rag_pipeline.common.text): one quoting an undecodable file name must still be kept."""
     counts = fields.pop("counts", None)
+    for column in ("error", "gate_reason"):
+        if isinstance(fields.get(column), str):
+            fields[column] = storable(fields[column])
     with conn.transaction():
         if counts:
             conn.execute(
@@ -203,6 +208,26 @@ def recent_runs(conn: psycopg.Connection, limit: int = 5) -> list[dict[str, Any]
         )
 
 
+ABANDONED = "abandoned"
+
+
+def with_abandoned(conn: psycopg.Connection, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`runs` (as recent_runs gives them) with each run still recorded as running but that no
+    process works on any more (no step holds its lock, its lease ran out: the rule the next
+    claim of its sources applies) shown as `abandoned`, with why. Nothing is written: the next
+    sync of its sources fails it and cleans up after it."""
+    for run in runs:
+        if run.get("status") != "running":
+            continue
+        with conn.transaction():
+            alive = _run_is_worked_on(conn, run["run_id"])
+        if not alive:
+            run["status"] = ABANDONED
+            run["error"] = run.get("error") or ("abandoned: its process is gone (killed, or its machine stopped); "
+                                                "the next sync of its sources fails it and cleans up after it")
+    return runs
+
+
 def fail_run(conn: psycopg.Connection, run_id: str, *, status: str, reason: str) -> bool:
     """Record that a running run will not publish and make its staged versions unpublishable.
     A run that already finished keeps its verdict (returns False). Commits."""
@@ -210,7 +235,7 @@ def fail_run(conn: psycopg.Connection, run_id: str, *, status: str, reason: str)
         claimed = conn.execute(
             "UPDATE runs SET status = %s, error = coalesce(error, %s), finished_at = now()"
             " WHERE run_id = %s AND status = 'running'",
-            (status, reason, run_id),
+            (status, storable(reason), run_id),
         ).rowcount
         if claimed:
             discard_staged(conn, run_id, commit=False)

@@ -99,6 +99,24 @@ def quarantine_item(conn: psycopg.Connection, run_id: str, source: str, uri: str
     )
 
 
+def blob_still_needed(conn: psycopg.Connection, sha256: str, run_id: str, source: str, uri: str) -> bool:
+    """Whether any document version, or another item of a running run, uses the blob `sha256`
+    (so it cannot be dropped with the one refused item that also had it)."""
+    return bool(conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM document_versions WHERE blob_sha256 = %s)"
+        " OR EXISTS (SELECT 1 FROM run_items i JOIN runs r ON r.run_id = i.run_id"
+        "  WHERE i.blob_sha256 = %s AND r.status = 'running' AND i.stage <> 'quarantined'"
+        "  AND NOT (i.run_id = %s AND i.source = %s AND i.uri = %s))",
+        (sha256, sha256, run_id, source, uri),
+    ).fetchone()[0])
+
+
+def forget_blob(conn: psycopg.Connection, run_id: str, source: str, uri: str) -> None:
+    """The item's bytes were not kept: its blob reference goes too. Does not commit."""
+    conn.execute("UPDATE run_items SET blob_sha256 = NULL WHERE run_id = %s AND source = %s AND uri = %s",
+                 (run_id, source, uri))
+
+
 def item_stage_counts(conn: psycopg.Connection, run_id: str) -> dict[str, int]:
     rows = conn.execute(
         "SELECT stage, count(*) FROM run_items WHERE run_id = %s GROUP BY stage", (run_id,)

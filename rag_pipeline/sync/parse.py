@@ -15,6 +15,7 @@ from typing import Any
 from rag_pipeline import store
 from rag_pipeline.cleaning.clean import make_safe
 from rag_pipeline.cleaning.notices import document_digests
+from rag_pipeline.cleaning.safety.keys import holds_private_key
 from rag_pipeline.parsing.pool import Job, ParsePool
 from rag_pipeline.parsing.types import Element, ParsedDocument, ParseError
 from rag_pipeline.sync.batches import Shard, work_batches, work_shards
@@ -98,7 +99,7 @@ def parse_items(ctx: SyncContext, shard: Shard | None = None, pool: ParsePool | 
             for job, outcome in results:
                 item: WorkItem = job.tag
                 if isinstance(outcome, Exception):
-                    _quarantine_failed(ctx, conn, item, outcome)
+                    _quarantine_failed(ctx, conn, item, outcome, job.data)
                     counts["quarantined"] += 1
                     continue
                 parsed = redacted(ParsedDocument.from_dict(outcome))
@@ -132,16 +133,32 @@ def _parse_jobs(ctx: SyncContext, conn, shard: Shard, counts: Counter) -> Iterat
             yield Job(item, data, item.uri)
 
 
-def _quarantine_failed(ctx: SyncContext, conn, item: WorkItem, error: Exception) -> None:  # noqa: ANN001
+def _quarantine_failed(ctx: SyncContext, conn, item: WorkItem, error: Exception,  # noqa: ANN001
+                       data: bytes | None = None) -> None:
     """Quarantine a file that did not parse. A ParseError is the parser's verdict on the file,
     kept with the parse key so an unchanged file is not parsed again only to fail the same way;
     an OSError (the blob could not be read, the parser's pipe failed) says nothing about the
-    file, so the next run tries it again."""
+    file, so the next run tries it again.
+
+    A refused file's bytes were never redacted, so one holding a private key is not kept: its
+    blob is deleted (unless a document version or another running item uses the same bytes)
+    before the quarantine is recorded. Should the delete fail, nothing is recorded and the next
+    run reads, refuses and deletes again; once recorded, unchanged bytes are never read again."""
     refused = isinstance(error, ParseError)
     stage = error.stage if refused else "read"
     key = parse_key(item.uri, ctx.config.limits) if refused else None
+    message = str(error)
+    dropped = refused and data is not None and item.blob_sha256 is not None and holds_private_key(data)
+    if dropped and store.work_items.blob_still_needed(conn, item.blob_sha256, ctx.run_id, item.source, item.uri):
+        dropped = False
+        message += " (the file holds a private key; its bytes are kept only for the version that shares them)"
+    elif dropped:
+        ctx.blobs.delete(item.blob_sha256)
+        message += " (the file holds a private key: its bytes are not kept)"
     with conn.transaction():
-        store.work_items.quarantine_item(conn, ctx.run_id, item.source, item.uri, stage, str(error), key)
+        store.work_items.quarantine_item(conn, ctx.run_id, item.source, item.uri, stage, message, key)
+        if dropped:
+            store.work_items.forget_blob(conn, ctx.run_id, item.source, item.uri)
 
 
 def redacted(document: ParsedDocument) -> Parsed:

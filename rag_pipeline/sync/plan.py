@@ -19,7 +19,7 @@ from rag_pipeline.chunking.chunks import CHUNKER_VERSION
 from rag_pipeline.cleaning.clean import CLEANER_VERSION
 from rag_pipeline.embedding import ModelError
 from rag_pipeline.errors import PipelineError
-from rag_pipeline.sources import ObjectReadError, SkippedObject, SourceObject, open_source
+from rag_pipeline.sources import ObjectReadError, SkippedObject, SourceObject, name_problem, open_source, quarantine_name
 from rag_pipeline.sync.batches import CONTENT_ACTIONS
 from rag_pipeline.sync.context import SyncContext
 from rag_pipeline.sync.parse_key import parse_key, parser_version_for_name
@@ -113,6 +113,11 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
     listed = 0
     for obj in source.list_objects():  # raises ListingError: then nothing below runs, nothing is tombstoned
         listed += 1
+        if problem := name_problem(obj.uri):  # one bad name never blocks the rest of the source
+            counts["skipped"] += 1
+            store.quarantine.record_quarantine(conn, ctx.run_id, source_config.name, quarantine_name(obj.uri), None,
+                                               "list", problem)
+            continue
         seen.add(obj.uri)  # listed, even if it cannot be offered now: never "gone"
         try:
             if isinstance(obj, SkippedObject):

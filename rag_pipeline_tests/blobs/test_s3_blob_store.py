@@ -71,6 +71,21 @@ def test_reads_fall_back_to_the_local_folder_after_switching_to_a_bucket(tmp_pat
         chained.get("1" * 64)
 
 
+def test_a_deleted_blob_is_gone_from_every_store_of_the_chain(tmp_path: Path, bucket: Bucket) -> None:
+    """What a refused file holding a private key gets (sync/parse.py); deleting twice is fine."""
+    local = BlobStore(tmp_path / "blobs")
+    data = b"bytes that must not be kept"
+    sha = local.put(data)
+    chained = ChainedBlobs(_store(bucket), [local])
+    assert chained.put(data) == sha
+    chained.delete(sha)
+    chained.delete(sha)
+    with pytest.raises(FileNotFoundError):
+        chained.get(sha)
+    assert not (tmp_path / "blobs" / sha[:2] / sha).exists()
+    assert "Contents" not in bucket.client.list_objects_v2(Bucket=bucket.name)
+
+
 def test_unreachable_blob_bucket_is_an_os_error_the_run_reports(aws_env) -> None:
     client, counter = make_client(endpoint_url="http://127.0.0.1:9", max_attempts=1)
     store = S3BlobStore(client, "s3://nowhere/raw", counter)

@@ -27,6 +27,7 @@ _KEY_BODY = re.compile(
     r"|[A-Z][A-Za-z-]{1,32}+: [^\n]{0,256}+|[" + BOUNDARY_CHARS + r"]{1,16}+)?[ \t]*(?:\n|\Z))*+"
 )
 _BOUNDARY = re.compile("[" + BOUNDARY_CHARS + "]")
+_KEY_HEADER_BYTES = re.compile(_KEY_HEADER.pattern.encode("ascii"))
 _PUTTY_MAC = re.compile(r"Private-MAC:[ \t]*+[0-9a-fA-F]{0,128}+")
 _MAX_KEY_BLOCK = 64 * 1024  # far above any real key (an 8192-bit RSA PEM is ~6.5 KB)
 
@@ -81,3 +82,12 @@ def _find_key_footer(text: str, header: re.Match[str], limit: int) -> int | None
     while end < len(text) and end - found - len(marker) < 5 and text[end] in "- ":
         end += 1
     return end
+
+
+def holds_private_key(data: bytes) -> bool:
+    """Whether raw file bytes hold a private-key header (PEM, OpenSSH, PGP, SSH2, PuTTY), in
+    any ASCII-compatible encoding or in UTF-16 (NULs between the letters). For a file the
+    parser refused: its bytes were never redacted, so they must not be kept (sync/parse.py)."""
+    if _KEY_HEADER_BYTES.search(data):
+        return True
+    return b"\x00" in data[:4096] and _KEY_HEADER_BYTES.search(data.replace(b"\x00", b"")) is not None

@@ -1,7 +1,7 @@
 """Credentials recognised by what they are assigned to rather than by their own shape.
 
 `api_key = ...`, `client_secret: ...`, `Authorization: Bearer ...`, `aws_secret_access_key=...`
-and the password part of `scheme://user:password@host`. The label proves intent but says
+(connection strings are connection_strings.py's). The label proves intent but says
 nothing about the value, so a value must also look machine-made: "token: a unit of text"
 and `token = request.headers.get` stay. Labels are matched on case-folded text.
 """
@@ -18,7 +18,12 @@ from rag_pipeline.cleaning.safety.template_values import is_template_value
 _TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~:]+")
 
 
-def _accept_token(match: re.Match[str], value: str) -> bool:
+def accept_token(match: re.Match[str], value: str) -> bool:
+    """The value after a key or token label must look machine-made (`looks_machine_made`)."""
+    return looks_machine_made(value)
+
+
+def looks_machine_made(value: str) -> bool:
     """A machine-generated credential: at least 8 characters, no spaces, and letters mixed with
     digits (or, rarely without digits, long and mixed-case). Keeps "token: a unit of text",
     "secret: family recipe" and `token = request.headers.get` untouched."""
@@ -30,18 +35,6 @@ def _accept_token(match: re.Match[str], value: str) -> bool:
     return len(value) >= 32 and any(c.isupper() for c in value) and any(c.islower() for c in value)
 
 
-def _after_scheme(source: str, start: int) -> bool:
-    """`postgres://user:pw@host`: the "://" must follow a URL scheme."""
-    return start > 0 and source[start - 1].isalnum()
-
-
-# Only the password part of `scheme://user:password@host` is replaced; user and host stay.
-_URL_CREDENTIALS = Rule(
-    "url_credentials",
-    re.compile(r"://[^\s:/@?#\"'<>]{1,256}+:" + NOT_REDACTED + r"(?P<v>[^\s@/?#\"'<>]{1,256}+)@"),
-    boundary=_after_scheme,
-)
-
 # Two rules rather than one alternation: a pattern that starts with a single literal gets the
 # engine's fastest search, which matters on long runs of the first letter ("aaaa...").
 _AWS_SECRET_RULES = tuple(
@@ -52,7 +45,7 @@ _AWS_SECRET_RULES = tuple(
         ),
         folded=True,
     )
-    for label in (r"aws[_-]?secret[_-]?(?:access[_-]?)?key", r"secret[_-]?access[_-]?key")
+    for label in (r"aws[ _-]?secret[ _-]?(?:access[ _-]?)?key", r"secret[ _-]?access[ _-]?key")
 )
 
 _BEARER_VALUE = NOT_REDACTED + r"(?P<v>[a-z0-9._~+/=-]{8,4096}+)"
@@ -64,18 +57,19 @@ _AUTHORIZATION = Rule(
         + _BEARER_VALUE
     ),
     folded=True,
-    accept=_accept_token,
+    accept=accept_token,
 )
 _BEARER = Rule(
     "token",
     re.compile(word_start(["bearer"], LETTER) + r"[ \t]{1,8}+" + _BEARER_VALUE),
     folded=True,
-    accept=_accept_token,
+    accept=accept_token,
 )
 
-_GENERIC_LABEL = word_start(
-    [r"api[ _-]?(?:key|token|secret)", r"app[_-]?secret", r"client[_-]?secret", r"secret(?:[_-]?key)?", "token"]
-    + [prefix + r"[_-]?token" for prefix in ("access", "auth", "refresh", "id", "private", "session")],
+GENERIC_LABEL = word_start(
+    [r"api[ _-]?(?:key|token|secret)", r"secret(?:[ _-]?key)?", "token"]
+    + [prefix + r"[ _-]?secret" for prefix in ("app", "client", "consumer", "shared", "signing", "webhook")]
+    + [prefix + r"[ _-]?token" for prefix in ("access", "auth", "refresh", "id", "private", "session", "bot")],
     "a-z0-9",
 )
 _GENERIC_VALUE = (
@@ -86,7 +80,11 @@ _GENERIC_VALUE = (
 
 def _generic_kind(match: re.Match[str]) -> str:
     """api_key / secret / token, from the label the value was assigned to."""
-    label = match.group("label")
+    return label_kind(match.group("label"))
+
+
+def label_kind(label: str) -> str:
+    """api_key / secret / token, from a (folded) generic credential label."""
     if "secret" in label:
         return "secret"
     if "key" in label:
@@ -96,12 +94,12 @@ def _generic_kind(match: re.Match[str]) -> str:
 
 _GENERIC_ASSIGNMENT = Rule(
     _generic_kind,
-    re.compile(r"(?P<label>" + _GENERIC_LABEL + r")(?![a-z0-9])" + SEP + _GENERIC_VALUE),
+    re.compile(r"(?P<label>" + GENERIC_LABEL + r")(?![a-z0-9])" + SEP + _GENERIC_VALUE),
     folded=True,
-    accept=_accept_token,
+    accept=accept_token,
 )
 
-_LABELLED_RULES = (_URL_CREDENTIALS, *_AWS_SECRET_RULES, _AUTHORIZATION, _BEARER, _GENERIC_ASSIGNMENT)
+_LABELLED_RULES = (*_AWS_SECRET_RULES, _AUTHORIZATION, _BEARER, _GENERIC_ASSIGNMENT)
 
 
 def redact_labelled(text: str, counts: Counter[str]) -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rag_pipeline.cleaning.safety.confusables import fold_table
+
 LETTER = r"^\W\d_"  # a character class body: any letter
 
 # Separator between a label and its value: `key: v`, `key = v`, `"key": "v"`, `key := v`,
@@ -23,13 +25,26 @@ NOT_REDACTED = r"(?!\[(?:REDACTED|redacted):)"
 
 
 def fold(text: str) -> str:
-    """Lower-case `text` without moving any offset, so spans found in it apply to `text`.
+    """Lower-case `text`, with full-width, compatibility and homoglyph letters folded to the
+    ones they imitate, without moving any offset, so spans found in it apply to `text`.
 
-    U+0130 is the only character whose lower-case form has two characters; it becomes "i".
+    A label written `ｐａｓｓｗｏｒｄ：`, `𝐩𝐚𝐬𝐬𝐰𝐨𝐫𝐝` or with Cyrillic `а`/`о`/`р` reads as
+    `password:` to a person, so it must to the label rules too (confusables.py). U+0130 is the
+    only character whose lower-case form has two characters; it becomes "i".
     """
-    if "\u0130" in text:
-        text = text.replace("\u0130", "i")
-    return text.lower()
+    global _last_fold
+    last = _last_fold
+    if last[0] is text:  # the rules of a pass fold the same text until one of them redacts
+        return last[1]
+    folded = text.replace("\u0130", "i") if "\u0130" in text else text
+    if not folded.isascii():
+        folded = folded.translate(fold_table())
+    folded = folded.lower()
+    _last_fold = (text, folded)
+    return folded
+
+
+_last_fold: tuple[str | None, str] = (None, "")
 
 
 def word_start(alternatives: Iterable[str], excluded: str) -> str:

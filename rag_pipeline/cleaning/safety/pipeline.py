@@ -10,10 +10,13 @@ from collections import Counter
 from collections.abc import Callable
 
 from rag_pipeline.cleaning.safety.cards import redact_cards
+from rag_pipeline.cleaning.safety.command_lines import redact_command_lines
+from rag_pipeline.cleaning.safety.connection_strings import redact_connection_strings
 from rag_pipeline.cleaning.safety.controls import neutralise_controls
 from rag_pipeline.cleaning.safety.ibans import redact_ibans
 from rag_pipeline.cleaning.safety.keys import redact_private_keys
 from rag_pipeline.cleaning.safety.labelled import redact_labelled
+from rag_pipeline.cleaning.safety.next_line import redact_values_below_labels
 from rag_pipeline.cleaning.safety.password_tables import redact_password_tables
 from rag_pipeline.cleaning.safety.passwords import redact_passwords
 from rag_pipeline.cleaning.safety.recovery_codes import redact_recovery_codes
@@ -25,8 +28,11 @@ from rag_pipeline.cleaning.safety.tokens import redact_shaped_tokens
 _REDACTORS: tuple[Callable[[str, Counter[str]], str], ...] = (
     redact_private_keys,
     redact_shaped_tokens,
+    redact_connection_strings,  # before passwords: `;Password=a b;` ends at its `;`
+    redact_command_lines,  # before passwords: `mysql -pX`, `--password X`
     redact_labelled,
     redact_passwords,
+    redact_values_below_labels,  # after the inline rules: only labels left without a value
     redact_password_tables,
     redact_recovery_codes,
     redact_ibans,

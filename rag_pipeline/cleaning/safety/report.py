@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-SAFETY_VERSION = "safety2"  # safety2: keys across element boundaries, PuTTY keys
+SAFETY_VERSION = "safety3"  # safety2: keys across element boundaries, PuTTY keys; safety3: issue 22 formats
 
 
 @dataclass
