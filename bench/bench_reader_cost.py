@@ -142,6 +142,8 @@ def load(conn: psycopg.Connection, chunks: int, groups: int) -> dict[str, float]
             " %(model)s, embedding, 'english', to_tsvector('english', text) FROM staged_rows",
             {"live": chunks, "per": PER_VERSION, "docs": docs, "model": model_id},
         )
+    with conn.transaction():  # the full-text statistics publish would have kept (migration 015)
+        store.bm25_stats.rebuild(conn)
     timings = {"load_s": time.perf_counter() - started}
     started = time.perf_counter()
     conn.execute("SET maintenance_work_mem = '1GB'")
