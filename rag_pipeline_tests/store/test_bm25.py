@@ -331,6 +331,7 @@ def test_the_migration_backfills_an_existing_index(pg_server_url: str, tmp_path:
     for later in (old / "migrations").glob("*.sql"):
         if later.name >= "015":
             later.unlink()
+    (old / "views.sql").write_text("")  # today's views read tables of later migrations
     abstracts = _abstracts()[:40]
     import uuid
 

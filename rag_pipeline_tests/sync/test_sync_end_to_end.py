@@ -171,6 +171,11 @@ def test_mass_removal_stops_and_needs_an_explicit_flag(capsys, tmp_path: Path, d
     for path in demo_copy.rglob("*"):
         if path.is_file() and path.name != "_access.yaml" and path.name != "travel-policy.pdf":
             path.unlink()
+    # as a person removing them would: the access file's entries for removed files go too (an
+    # entry naming no file stops the source: issue 22)
+    hr_access = demo_copy / "hr" / "_access.yaml"
+    hr_access.write_text("".join(line for line in hr_access.read_text().splitlines(keepends=True)
+                                 if not line.startswith(("files:", "  "))))
     code, out = sync(capsys, synced)
     assert code == 1 and "--allow-mass-tombstone" in out["error"]
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'tombstoned'")[0][0] == 0
