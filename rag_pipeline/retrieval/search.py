@@ -89,14 +89,6 @@ class Results(list[Hit]):
     calibration: dict[str, Any] | None = None  # the refusal calibration in force (refusal.threshold_from)
 
 
-def check_model(conn: psycopg.Connection, embedder: Embedder, view: store.search.View = store.search.View()) -> int | None:
-    """The id of the index's model, after checking the loaded model is that model."""
-    model_id = store.search.index_model_id(conn, view)
-    if model_id is None:
-        return None
-    return _checked(store.models.model_by_id(conn, model_id) or {}, embedder)
-
-
 def _checked(indexed: dict[str, Any], embedder: Embedder) -> int:
     """The indexed model's id, when the loaded model is that model; else ModelError."""
     if (indexed.get("weights_sha256"), indexed.get("numerics", "fp32")) != (embedder.identity.weights_sha256, embedder.identity.numerics):

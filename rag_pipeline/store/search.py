@@ -245,19 +245,15 @@ def search_chunks(
     chunk the caller may not see is never a candidate (no post-filtering). `plan` (from
     `plan_vector` or `prepare`) says how the vector branch runs; by default it is exact.
     """
-    if mode not in _FUSED:
-        raise ValueError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
     found_terms, live = terms if terms is not None else bm25.query_terms(conn, query_text, None, groups,
                                                                            live=view == View())
     depth = max(candidates, k)
-    ranking = None if mode == "vector" else bm25.Ranking(
-        found_terms, depth, budget=bm25.ROW_BUDGET, loose_bound=view != View(), live_chunks=live)
+    sql, params, ranking = _first_statement(query_vector, groups, model_id, k, view, depth, mode, plan,
+                                            found_terms, live)
     inline = ranking is not None and ranking.empty is None
     with conn.transaction() if transaction else nullcontext():  # the index settings hold for this transaction only
         if plan.strategy == "index":
             _apply_index_settings(conn, plan)
-        sql, params = _search_sql(query_vector, groups, model_id, k, view, depth, mode, plan, found_terms,
-                                  ranking if inline else None, None if inline or ranking is None else ranking.empty)
         found = rows(conn, sql, params, prepare=True)  # parsed once per connection: see rows()
         record = None
         if ranking is not None:
@@ -296,17 +292,30 @@ def explain_search(
     arguments (its first full-text try inline), under the same index settings: shows whether
     the vector branch walks the HNSW index."""
     terms, live = bm25.query_terms(conn, query_text, None, groups, live=view == View())
-    depth = max(candidates, k)
-    ranking = None if mode == "vector" else bm25.Ranking(terms, depth, budget=bm25.ROW_BUDGET,
-                                                         loose_bound=view != View(), live_chunks=live)
-    inline = ranking is not None and ranking.empty is None
-    sql, params = _search_sql(query_vector, groups, model_id, k, view, depth, mode, plan, terms,
-                              ranking if inline else None, None if inline or ranking is None else ranking.empty)
+    sql, params, _ = _first_statement(query_vector, groups, model_id, k, view, max(candidates, k), mode, plan,
+                                      terms, live)
     with conn.transaction():
         if plan.strategy == "index":
             _apply_index_settings(conn, plan)
         found = conn.execute("EXPLAIN (COSTS OFF) " + sql, params, prepare=False).fetchall()
     return "\n".join(r[0] for r in found)
+
+
+def _first_statement(
+    query_vector: np.ndarray, groups: Sequence[str], model_id: int, k: int, view: View, depth: int, mode: str,
+    plan: VectorPlan, terms: Sequence[bm25.Term], live: int,
+) -> tuple[str, dict[str, Any], bm25.Ranking | None]:
+    """The search statement as it first runs (search_chunks, and what explain_search shows): the
+    full-text branch's first try inline, or its empty list when no term can match; and the
+    Ranking whose later tries follow (None in vector mode)."""
+    if mode not in _FUSED:
+        raise ValueError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
+    ranking = None if mode == "vector" else bm25.Ranking(
+        terms, depth, budget=bm25.ROW_BUDGET, loose_bound=view != View(), live_chunks=live)
+    inline = ranking is not None and ranking.empty is None
+    sql, params = _search_sql(query_vector, groups, model_id, k, view, depth, mode, plan, terms,
+                              ranking if inline else None, None if inline or ranking is None else ranking.empty)
+    return sql, params, ranking
 
 
 def _search_sql(
