@@ -116,7 +116,12 @@ def _case(item: dict[str, Any], where: str) -> AnswerCase:
         raise UsageError(f"{where}: 'answer' must be a non-empty list of claims")
     as_of = item.get("as_of")
     if isinstance(as_of, str):
-        as_of = parse_time(as_of)
+        try:
+            as_of = parse_time(as_of)
+        except ValueError as exc:
+            raise UsageError(f"{where}: 'as_of': {exc}") from exc
+    elif as_of is not None and not isinstance(as_of, datetime):
+        raise UsageError(f"{where}: 'as_of' must be an ISO 8601 time")
     if item.get("split") not in (None, "calibration", "report"):
         raise UsageError(f"{where}: 'split' must be calibration or report")
     return AnswerCase(id=item["id"], question=item["question"], groups=tuple(groups),
@@ -135,6 +140,9 @@ def _claim(item: Any, where: str) -> AnswerClaim:
     for cite in cites:
         if not isinstance(cite, dict) or set(cite) - _CITE_KEYS or ("evidence" in cite) == ("chunk_id" in cite):
             raise UsageError(f"{where}: a citation is {{evidence or chunk_id, source?, quote?, expect?}}")
+        chunk_id = cite.get("chunk_id")
+        if chunk_id is not None and (isinstance(chunk_id, bool) or not isinstance(chunk_id, int) or chunk_id <= 0):
+            raise UsageError(f"{where}: a citation's 'chunk_id' must be a positive whole number, not {chunk_id!r}")
         if cite.get("expect") not in (None, *STATUSES):
             raise UsageError(f"{where}: a citation's 'expect' must be one of {', '.join(STATUSES)}")
         specs.append(CiteSpec(**{k: cite.get(k) for k in _CITE_KEYS}))

@@ -10,9 +10,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 
 from rag_pipeline import store
+from rag_pipeline.errors import UsageError
 from rag_pipeline.evaluation.answer_cases import answer_metrics, load_answer_cases, run_answer_cases
 from rag_pipeline.retrieval.refusal import Threshold
 from rag_pipeline.store import database
@@ -75,3 +77,33 @@ def test_evidence_resolves_and_cases_come_out_as_labelled_on_a_real_sync(
     assert found["ntsb-aircraft-ok"].verdict == "verified" and found["nasa-sedvme-fabricated-id"].verdict == "rejected"
     assert answer_metrics(results) == {"citation_accuracy": 1.0, "unsupported_recall": 1.0,
                                        "unsupported_precision": 1.0, "citation_coverage": 1.0, "answer_cases": 11.0}
+
+
+BROKEN = {
+    "not YAML": "- id: [unclosed\n",
+    "claim with an unknown key": "- {id: a, question: q, as_user: {groups: [x]}, answer: [{text: t, expect: supported, why: x}]}\n",
+    "unknown claim status": "- {id: a, question: q, as_user: {groups: [x]}, answer: [{text: t, expect: maybe}]}\n",
+    "chunk id as text": "- {id: a, question: q, as_user: {groups: [x]}, answer: [{text: t, expect: supported, cite: {chunk_id: '51'}}]}\n",
+    "chunk id negative": "- {id: a, question: q, as_user: {groups: [x]}, answer: [{text: t, expect: supported, cite: {chunk_id: -3}}]}\n",
+    "as_of a number": "- {id: a, question: q, as_user: {groups: [x]}, as_of: 2026, answer: [{text: t, expect: uncited}]}\n",
+    "as_of not a time": "- {id: a, question: q, as_user: {groups: [x]}, as_of: yesterday, answer: [{text: t, expect: uncited}]}\n",
+    "empty answer": "- {id: a, question: q, as_user: {groups: [x]}, answer: []}\n",
+    "no groups": "- {id: a, question: q, answer: [{text: t, expect: uncited}]}\n",
+    "both evidence and chunk id": "- {id: a, question: q, as_user: {groups: [x]}, answer: [{text: t, expect: supported, cite: {chunk_id: 5, evidence: e}}]}\n",
+}
+
+
+def test_broken_answer_cases_are_refused_naming_the_file_and_case(tmp_path: Path) -> None:
+    """Each broken case is a usage error (exit 2 in the CLI) that names the file; a valid case
+    beside it loads."""
+    for name, text in BROKEN.items():
+        path = tmp_path / "set.yaml"
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(UsageError, match="set.yaml") as raised:
+            load_answer_cases(path)
+        assert "\n" not in str(raised.value).strip() or name == "not YAML", (name, raised.value)
+    path = tmp_path / "ok.yaml"
+    path.write_text("- {id: a, question: q, as_user: {groups: [x]}, as_of: '2026-01-01T00:00:00Z',"
+                    " answer: [{text: t, expect: supported, cite: {chunk_id: 51, quote: q}}]}\n", encoding="utf-8")
+    [case] = load_answer_cases(path)
+    assert case.as_of.year == 2026 and case.claims[0].cites[0].chunk_id == 51
