@@ -107,3 +107,26 @@ def test_a_batch_repeats_three_round_trips_per_query(index: str, embedder) -> No
         prepared = conn.execute("SELECT count(*) FROM pg_prepared_statements").fetchone()[0]
     assert trips == [3] * len(queries)
     assert prepared >= 2  # the preparing statement and the search, parsed once for the whole batch
+
+
+def test_a_search_that_fails_inside_its_pipeline_writes_nothing_and_leaves_the_connection_usable(
+        index: str, embedder) -> None:
+    """The model check fails after the first round trip (the search log id is already drawn, the
+    groups set): the transaction rolls back, no log row is written, the groups do not outlive it,
+    and the same connection searches again."""
+    from types import SimpleNamespace
+
+    from rag_pipeline.embedding import ModelError
+
+    other = SimpleNamespace(identity=SimpleNamespace(weights_sha256="f" * 64, numerics="fp32", name="another model"),
+                            encode=embedder.encode)
+    with database.connect(index) as conn:
+        before = conn.execute("SELECT count(*) FROM search_log").fetchone()[0]
+        with pytest.raises(ModelError, match="another model"):
+            retrieval.search(conn, other, "hotel costs in Berlin", ["staff", "finance"])
+        assert conn.info.transaction_status == conn.info.transaction_status.IDLE
+        assert conn.execute("SELECT current_setting('rag.groups', true)").fetchone()[0] in (None, "")
+        assert conn.execute("SELECT count(*) FROM search_log").fetchone()[0] == before
+        hits = retrieval.search(conn, embedder, "hotel costs in Berlin", ["staff", "finance"], k=2)
+        assert hits and "Berlin" in hits[0].text
+        assert conn.execute("SELECT count(*) FROM search_log").fetchone()[0] == before + 1
