@@ -68,6 +68,14 @@ def test_second_sync_of_unchanged_corpus_changes_nothing(capsys, synced: Path, d
     assert out["counts"]["plan"]["unchanged"] == 7
     assert query(db_url, "SELECT id, status, valid_from FROM document_versions ORDER BY id") == before
     assert query(db_url, "SELECT count(*) FROM chunks")[0][0] == chunks_before
+    # `status` says the gate was skipped for the no-op run, not that it passed a check it never ran
+    from rag_pipeline import cli
+
+    capsys.readouterr()
+    assert cli.main(["status", "--config", str(synced)]) == 0
+    runs = [line for line in capsys.readouterr().out.splitlines() if line.startswith("run ")]
+    assert "nothing_to_do" in runs[0] and runs[0].endswith("nothing to do (gate skipped)"), runs
+    assert "published" in runs[1] and runs[1].endswith("gate passed"), runs
 
 
 def test_edited_file_becomes_new_version_and_old_stays_queryable_as_of(capsys, synced: Path, demo_copy: Path, db_url: str) -> None:
