@@ -3,6 +3,7 @@ model, the real Dagster job run by the CLI. Each test names the behaviour users 
 
 from __future__ import annotations
 
+import re
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -73,7 +74,8 @@ def test_second_sync_of_unchanged_corpus_changes_nothing(capsys, synced: Path, d
 
     capsys.readouterr()
     assert cli.main(["status", "--config", str(synced)]) == 0
-    runs = [line for line in capsys.readouterr().out.splitlines() if line.startswith("run ")]
+    text = " ".join(capsys.readouterr().out.split())  # the console may wrap a long line
+    runs = [entry.strip() for entry in re.split(r"(?=\brun [0-9a-f-]{36} )", text) if entry.startswith("run ")]
     assert "nothing_to_do" in runs[0] and runs[0].endswith("nothing to do (gate skipped)"), runs
     assert "published" in runs[1] and runs[1].endswith("gate passed"), runs
 
