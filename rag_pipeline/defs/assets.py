@@ -325,14 +325,17 @@ def gate_metadata(report: Any, thresholds: Mapping[str, float]) -> dict[str, Any
     mean: `failing_cases` when the gate failed, `cases_under_par` when it passed anyway (the
     aggregate met every threshold), so a passed gate never lists "failing" cases."""
     from rag_pipeline.evaluation.evaluate import MAX_METRICS
+    from rag_pipeline.evaluation.misses import misses_by_metric
 
     metadata: dict[str, Any] = {k: float(v) for k, v in report.metrics.items()}
-    rows = []
+    rows, unmet = [], []
     for name, value in report.metrics.items():
         bound = thresholds.get(name)
         rule = "-" if bound is None else (f"<= {bound:g}" if name in MAX_METRICS else f">= {bound:g}")
         ok = "-" if bound is None else ("yes" if (value <= bound if name in MAX_METRICS else value >= bound) else "NO")
         rows.append((name, f"{value:.3f}", rule, ok))
+        if ok == "NO":
+            unmet.append(name)
     metadata["thresholds"] = _md_table(("metric", "value", "threshold", "met"), rows)
     metadata["verdict"] = "passed" if report.passed else "failed: " + "; ".join(report.failures)
     missed = [(c.id, c.expected, c.refused, c.source_hit, c.evidence_hit, c.acl_leaks, c.superseded_hits)
@@ -340,6 +343,11 @@ def gate_metadata(report: Any, thresholds: Mapping[str, float]) -> dict[str, Any
     if missed:
         key = "cases_under_par" if report.passed else "failing_cases"
         metadata[key] = _md_table(("case", "expected", "refused", "source", "evidence", "leaks", "superseded"), missed)
+    # a failed metric's own cases, costliest first: rank, share of the shortfall, expected vs returned
+    for metric, misses in misses_by_metric(report.cases, unmet).items():
+        metadata[f"failing_{metric}"] = _md_table(
+            ("case", "rank", f"{metric} lost", "expected", "returned first"),
+            [(m.case, m.rank or "-", f"{m.loss:.4f}", m.expected, m.returned) for m in misses])
     return metadata
 
 
