@@ -19,6 +19,7 @@ from rag_pipeline.cli.output import err
 from rag_pipeline.common import heap
 from rag_pipeline.config import Config
 from rag_pipeline.definitions import load_definitions
+from rag_pipeline.defs.failures import step_failure_text
 from rag_pipeline.defs.resources import build_resources
 from rag_pipeline.defs.tags import ALL_SOURCES, TAG_SOURCE, TAG_TRIGGER
 from rag_pipeline.sync.context import Progress, no_progress, prepare_database
@@ -119,8 +120,7 @@ def run_sync(config: Config, sources: list[str], allow_mass_tombstone: bool, sho
 def _step_error(result: dg.ExecuteInProcessResult) -> str:
     """The first failed step's own error (the user code's exception, not Dagster's wrapper)."""
     for event in result.all_events:
-        if event.is_step_failure and event.step_failure_data and event.step_failure_data.error:
-            error = event.step_failure_data.error
-            error = error.cause or error
-            return f"step {event.step_key} failed: {error.cls_name}: {error.message.strip()}"
+        text = step_failure_text(event)
+        if text:
+            return text
     return "the run failed; see the Dagster logs"

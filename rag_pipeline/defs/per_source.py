@@ -1,14 +1,15 @@
 """Per-source jobs, schedules and change sensors, built from the configuration the UI loads
 (RAG_PIPELINE_CONFIG): operators think in sources, so each configured source gets its own job
 (its runs, last sync and failures listed apart), an asset `source/<name>` observed by each sync
-that publishes it (last sync, outcome and live size in the asset catalog), its schedule when it has a `schedule:` (cron),
-and a sensor that requests a sync only when the source's listing changed (`watch: true`)."""
+that publishes it (last sync, outcome and live size in the asset catalog) with its `fresh`
+check (defs/alerts.py), its schedule when it has a `schedule:` (cron), and a sensor that requests a sync only when the source's listing changed (`watch: true`)."""
 
 from __future__ import annotations
 
 import dagster as dg
 
 from rag_pipeline.config import default_config_path, load_config
+from rag_pipeline.defs.alerts import freshness_check
 from rag_pipeline.defs.jobs import job_name, source_job
 from rag_pipeline.defs.source_assets import source_spec
 from rag_pipeline.defs.tags import TAG_TRIGGER
@@ -62,7 +63,8 @@ def source_definitions(sources: tuple[SourceConfig, ...]) -> dg.Definitions:
         sensors.append(changed_listing_sensor(source, job))
         if source.schedule:
             schedules.append(_schedule(source, job))
-    return dg.Definitions(assets=[source_spec(s) for s in sources], jobs=jobs, schedules=schedules, sensors=sensors)
+    return dg.Definitions(assets=[source_spec(s) for s in sources], asset_checks=[freshness_check(s) for s in sources],
+                          jobs=jobs, schedules=schedules, sensors=sensors)
 
 
 @dg.definitions
