@@ -25,6 +25,7 @@ from rag_pipeline.alerts.config import AlertsConfig
 from rag_pipeline.alerts.deliver import Alert, channels, send
 from rag_pipeline.alerts.freshness import Freshness, judge
 from rag_pipeline.defs.failures import step_failure_text
+from rag_pipeline.defs.per_source import configured_sources
 from rag_pipeline.defs.resources import IndexDatabase
 from rag_pipeline.defs.source_assets import source_key
 from rag_pipeline.defs.tags import ALL_SOURCES, TAG_SOURCE
@@ -145,3 +146,8 @@ def source_freshness(context: dg.SensorEvaluationContext, database: IndexDatabas
     cursor = {"stale": sorted(stale_now), "first_seen": {n: first_seen[n].isoformat() for n in verdicts}}
     return dg.SensorResult(asset_events=[_evaluation(name, v) for name, v in verdicts.items()],
                            cursor=json.dumps(cursor), skip_reason=summary)
+
+
+@dg.definitions
+def freshness_checks() -> dg.Definitions:
+    return dg.Definitions(asset_checks=[freshness_check(s) for s in configured_sources()])
