@@ -149,5 +149,8 @@ def source_freshness(context: dg.SensorEvaluationContext, database: IndexDatabas
 
 
 @dg.definitions
-def freshness_checks() -> dg.Definitions:
-    return dg.Definitions(asset_checks=[freshness_check(s) for s in configured_sources()])
+def alerting() -> dg.Definitions:
+    """This module's definitions (a module with a @dg.definitions function contributes only what
+    it returns): the two sensors and each configured source's `fresh` check."""
+    return dg.Definitions(asset_checks=[freshness_check(s) for s in configured_sources()],
+                          sensors=[alert_on_failed_sync_runs, source_freshness])

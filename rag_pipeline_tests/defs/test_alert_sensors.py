@@ -106,3 +106,15 @@ def test_a_stale_scheduled_source_fails_its_fresh_check_and_is_announced_once(
         third = tick(second.cursor)
         assert third.asset_events[0].passed and json.loads(third.cursor)["stale"] == []
         assert len(received) == 1
+
+
+def test_the_ui_loads_the_alert_sensors_on_and_a_fresh_check_per_source(
+        tmp_path: Path, db_url: str, demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rag_pipeline.definitions import load_definitions
+
+    monkeypatch.setenv("RAG_PIPELINE_CONFIG", str(_config(tmp_path, db_url, demo_copy, "https://hooks.example.com/x")))
+    definitions = load_definitions()
+    for name in ("alert_on_failed_sync_runs", "source_freshness"):
+        assert definitions.resolve_sensor_def(name).default_status == dg.DefaultSensorStatus.RUNNING
+    checks = {key for c in definitions.asset_checks for key in c.check_keys}
+    assert dg.AssetCheckKey(dg.AssetKey(["source", "larkspur"]), "fresh") in checks

@@ -119,6 +119,7 @@ def test_the_ui_lists_per_source_jobs_schedules_and_sensors(ops) -> None:
     repo = data["repositoryOrError"]
     assert {"sync", JOB} <= {j["name"] for j in repo["jobs"]}
     sensors = {s["name"]: s["sensorState"]["status"] for s in repo["sensors"]}
-    assert all(sensors[name] == "RUNNING" for name in ("record_failed_sync_runs", "record_cancelled_sync_runs", "reconcile_sync_runs"))
+    assert all(sensors[name] == "RUNNING" for name in ("record_failed_sync_runs", "record_cancelled_sync_runs",
+                                                      "reconcile_sync_runs", "alert_on_failed_sync_runs", "source_freshness"))
     assert sensors[f"{JOB}_on_change"] == "STOPPED"  # watch: false in this config
     assert PROJECT_ROOT.joinpath("workspace.yaml").exists()
