@@ -19,6 +19,7 @@ import dagster as dg
 
 from rag_pipeline import store
 from rag_pipeline.defs.resources import IndexDatabase
+from rag_pipeline.defs.source_assets import source_observation
 from rag_pipeline.defs.tags import TAG_OUTCOME
 from rag_pipeline.store.database import connect
 
@@ -46,7 +47,20 @@ def _record(instance: dg.DagsterInstance, database: IndexDatabase, run_id: str, 
         outcome = None
     if outcome:
         instance.add_run_tags(run_id, {TAG_OUTCOME: outcome})
+        _observe_outcome(instance, database, run, outcome)
     return outcome
+
+
+def _observe_outcome(instance: dg.DagsterInstance, database: IndexDatabase, run: dict, outcome: str) -> None:
+    """The source's asset page is its history: a run that ended badly is observed there too (a
+    publishing or no-op run is observed by its own `published`/`plan` step), with the reason."""
+    with connect(database.url()) as conn:
+        live = store.status.index_status(conn)["sources"]
+    reason = run.get("gate_reason") if outcome == "gate_failed" else run.get("error")
+    for name in run.get("sources") or []:
+        observation = source_observation(name, outcome, live.get(name, {}), {})
+        metadata = {**observation.metadata, "run_id": run["run_id"], "reason": str(reason or "")[:2000]}
+        instance.report_runless_asset_event(dg.AssetObservation(asset_key=observation.asset_key, metadata=metadata))
 
 
 @dg.run_failure_sensor(

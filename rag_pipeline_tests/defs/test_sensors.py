@@ -30,6 +30,8 @@ def test_the_reconcile_sensor_repairs_a_missed_failure(tmp_path: Path, db_url: s
             skip = reconcile_sync_runs(context)
         assert result.run_id in skip.skip_message
         assert instance.get_run_by_id(result.run_id).tags["rag/outcome"] == "crashed"
+        [record] = instance.fetch_observations(dg.AssetKey(["source", "larkspur"]), limit=5).records
+        assert record.event_log_entry.asset_observation.metadata["run_status"].value == "crashed"
         with dg.build_sensor_context(instance=instance, resources={"database": database}) as context:
             assert "none ended" in reconcile_sync_runs(context).skip_message  # nothing left to repair
     status, error = query(db_url, "SELECT status, error FROM runs WHERE run_id = %s", result.run_id)[0]
@@ -70,6 +72,11 @@ def test_a_cancelled_run_is_tagged_cancelled_not_crashed_and_frees_its_source(
             with dg.build_sensor_context(instance=instance, resources={"database": database}) as context:
                 assert run_id in sensors.reconcile_sync_runs(context).skip_message
         assert instance.get_run_by_id(run_id).tags["rag/outcome"] == "cancelled"
+        # the source's asset page is its history: the cancelled run is observed there, runless
+        [record] = instance.fetch_observations(dg.AssetKey(["source", "larkspur"]), limit=5).records
+        metadata = record.event_log_entry.asset_observation.metadata
+        assert metadata["run_status"].value == "cancelled" and metadata["run_id"].value == run_id
+        assert metadata["reason"].value.startswith("cancelled in Dagster")
     status, error = query(db_url, "SELECT status, error FROM runs WHERE run_id = %s", run_id)[0]
     assert status == "failed" and error.startswith("cancelled in Dagster")
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'staged'") == [(0,)]
