@@ -53,7 +53,9 @@ def test_cli_and_ui_runs_are_one_history_whatever_the_working_folder(ops, tmp_pa
     ui_run = stack.launch(JOB)
     assert stack.wait_finished(ui_run)["status"] == "SUCCESS"
     runs = {r["runId"]: r for r in stack.runs()}
-    assert runs[cli_run]["tags"]["rag/trigger"] == "cli" and runs[cli_run]["tags"]["rag/source"] == "all"
+    # a sync of the only source runs its per-source job: the source's runs list holds CLI syncs too
+    assert runs[cli_run]["tags"]["rag/trigger"] == "cli" and runs[cli_run]["tags"]["rag/source"] == SOURCE
+    assert runs[cli_run]["jobName"] == runs[ui_run]["jobName"] == JOB
     assert runs[ui_run]["tags"]["rag/trigger"] == "manual" and runs[ui_run]["tags"]["rag/source"] == SOURCE
     assert {_index_status(url, cli_run), _index_status(url, ui_run)} <= {"published", "nothing_to_do"}
 
