@@ -13,8 +13,10 @@ figure, the passage attributes the claim's subject to that other figure, and the
 is in the wrong role. A tie, or no other figure, leaves the figure standing: the check only
 catches a passage that points elsewhere, it never asks for words the passage need not repeat.
 
-Years and dates are left out (every figure of a sentence shares its year), and so are figures a
-Markdown table holds (fields.py checks those by row and column).
+Both sides are read in canonical form (fields.canonical): a date is one ISO token and not a
+figure here (every figure of a sentence shares its year and day), a code such as "H.264" or
+"F172" is one token and not a figure either (the exact-field rule checks identifiers), nor is a
+year; figures a Markdown table holds are left to fields.py, which checks them by row and column.
 """
 
 from __future__ import annotations
@@ -22,13 +24,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rag_pipeline.answers.figures import NUM, prepare, value
+from rag_pipeline.answers.fields import canonical
+from rag_pipeline.answers.figures import NUM, value
 
 WINDOW = 8  # words either side of a figure that say what it is the figure of
 
 _CLAUSES = re.compile(r"(?<=[.!?;])\s+|\n+|\s\|\s|\|")
-_TOKEN = re.compile(rf"{NUM}(?:\s?%)?|[^\W\d_]+")
-_FIGURE = re.compile(rf"^(?P<num>{NUM})(?P<pct>\s?%)?$")
+_TOKEN = re.compile(r"[\w.,\-/$€£%]*\d[\w.,\-/$€£%]*|[^\W\d_]+")
+_FIGURE = re.compile(rf"(?P<num>{NUM})(?P<pct>%)?")
 _STOP = frozenset("the a an and or of in on at to for by with from per is are was were be been this that these those "
                   "its it as which who whose has have had do does did than then there their they he she we our "
                   "de der die das le la les et und des du".split())
@@ -53,28 +56,28 @@ def _stem(word: str) -> str:
 
 def _figures(clause: str) -> list[tuple[int, str, bool, set[str]]]:
     """(position, value, is a percentage, window of content words) for each figure of a clause."""
-    tokens = _TOKEN.findall(clause)
+    tokens = [t.rstrip(".,") for t in _TOKEN.findall(clause)]
     found = []
     for i, token in enumerate(tokens):
-        match = _FIGURE.match(token)
+        match = _FIGURE.fullmatch(token)
         if match is None:
             continue
         number = value(match.group("num"))
         if number is None or re.fullmatch(r"(?:1[89]|20)\d\d", number):
             continue  # not a number; a year
         window = tokens[max(0, i - WINDOW):i] + tokens[i + 1:i + 1 + WINDOW]
-        words = {_stem(t) for t in window if not t[0].isdigit() and len(t) > 1 and t not in _STOP}
+        words = {_stem(t) for t in window if not any(c.isdigit() for c in t) and len(t) > 1 and t not in _STOP}
         found.append((i, number, match.group("pct") is not None, words))
     return found
 
 
 def _content(text: str) -> set[str]:
-    return {_stem(t) for t in _TOKEN.findall(text) if not t[0].isdigit() and len(t) > 1 and t not in _STOP}
+    return {_stem(t) for t in _TOKEN.findall(text) if not any(c.isdigit() for c in t) and len(t) > 1 and t not in _STOP}
 
 
 def misplaced(claim: str, passage: str) -> list[Misplaced]:
     """The claim's figures that the passage gives to another subject (module docstring)."""
-    claim_text = prepare(claim)
+    claim_text = canonical(claim)
     claim_words = _content(claim_text)
     claim_figures = {(number, pct) for clause in _CLAUSES.split(claim_text) for _, number, pct, _ in _figures(clause)}
     if not claim_figures or not claim_words:
@@ -95,5 +98,5 @@ def misplaced(claim: str, passage: str) -> list[Misplaced]:
 
 
 def prepare_lines(text: str) -> list[str]:
-    """The passage prepared line by line (prepare joins whitespace runs, lines are clauses)."""
-    return [prepare(line) for line in text.splitlines() if line.strip()]
+    """The passage in canonical form line by line (it joins whitespace runs; lines are clauses)."""
+    return [canonical(line) for line in text.splitlines() if line.strip()]

@@ -13,8 +13,8 @@ Three signals, claim vs cited chunk:
 - term coverage: the share of the claim's lexemes the chunk holds, under the chunk's own
   text-search configuration, figures left out (the exact-field rule settled them, and a figure
   written differently is not a missing word);
-- polarity: 1 when one of the claim and its best-matching sentence negates and the other does
-  not (polarity.py), else 0.
+- polarity: 1 when the claim and the chunk's sentences that match it best differ in negation
+  (polarity.py), else 0.
 
 score = similarity + coverage_weight x coverage - polarity_weight x polarity. The weights and the
 threshold are not guessed: `calibrate` takes the labelled citations of answer cases (those that
@@ -122,10 +122,10 @@ def evidence(conn: psycopg.Connection, embedder: Embedder, pairs: Sequence[tuple
     for (claim, cid, chunk), cov in zip(pairs, coverage):
         vector = claim_vector[claim]
         per_sentence = by_chunk[cid] @ vector
-        best = int(np.argmax(per_sentence))
-        similarity = max(float(per_sentence[best]), _cosine(vector, np.asarray(chunk["embedding"], dtype=np.float32)))
-        sentence = split[cid][best]
-        scored.append(Scored(similarity, cov, float(polarity.mismatch(claim, sentence)), sentence))
+        ranked = [split[cid][i] for i in np.argsort(-per_sentence, kind="stable")[:2]]
+        similarity = max(float(per_sentence.max()),
+                         _cosine(vector, np.asarray(chunk["embedding"], dtype=np.float32)))
+        scored.append(Scored(similarity, cov, float(polarity.mismatch(claim, ranked)), ranked[0]))
     return scored
 
 
