@@ -49,6 +49,7 @@ from rag_pipeline.retrieval import refusal
 POLARITY_WEIGHTS = tuple(i / 10 for i in range(11))  # 0 (flag ignored) .. 1 (one unit of similarity)
 MAX_SENTENCES = 64  # sentences of one chunk compared with a claim (a chunk is a few hundred words)
 MAX_SENTENCE_CHARS = 1000
+CANDIDATES = 3  # sentences of a chunk encoded and compared per claim (`evidence`)
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+(?=\S)|\s*\n\s*")
 
 Evidence = tuple[float, float, float]  # (similarity, term coverage, polarity flag 0/1)
@@ -102,31 +103,42 @@ class Scored:
 
 
 def evidence(conn: psycopg.Connection, embedder: Embedder, pairs: Sequence[tuple[str, int, dict]]) -> list[Scored]:
-    """The three signals for each (claim text, chunk id, chunk row with `text` and `embedding`): one
-    model call for every distinct claim and every sentence of every distinct chunk, one SQL
-    statement for the term coverages."""
+    """The three signals for each (claim text, chunk id, chunk row with `text` and `embedding`):
+    one model call for every distinct claim and the candidate sentences of every distinct chunk
+    (each encoded once however many claims cite it), one SQL statement for the term coverages.
+
+    A claim is compared with the CANDIDATES sentences of its chunk that share the most content
+    words with it, not with every sentence: the sentence a claim restates shares its words, and
+    encoding the rest would cost a model pass per sentence for nothing (a chunk holds 5 to 60)."""
     if not pairs:
         return []
-    claims = sorted({claim for claim, _, _ in pairs})
-    chunks = {cid: chunk for _, cid, chunk in pairs}
-    split = {cid: sentences(chunk["text"]) for cid, chunk in chunks.items()}
-    texts = [fields.canonical(c) for c in claims] + [fields.canonical(s) for cid in split for s in split[cid]]
-    vectors = embedder.encode(texts)
+    split = {cid: sentences(chunk["text"]) for _, cid, chunk in pairs}
+    words = {cid: [fields.terms(s) for s in found] for cid, found in split.items()}
+    claim_terms = {claim: fields.terms(claim) for claim, _, _ in pairs}
+    chosen = [_candidates(claim_terms[claim], words[cid]) for claim, cid, _ in pairs]
+    needed = sorted({(cid, i) for (_, cid, _), found in zip(pairs, chosen) for i in found})
+    claims = sorted(claim_terms)
+    vectors = embedder.encode([fields.canonical(c) for c in claims] + [fields.canonical(split[cid][i]) for cid, i in needed])
     claim_vector = dict(zip(claims, vectors[:len(claims)]))
-    by_chunk, at = {}, len(claims)
-    for cid, found in split.items():
-        by_chunk[cid] = vectors[at:at + len(found)]
-        at += len(found)
+    sentence_vector = dict(zip(needed, vectors[len(claims):]))
     coverage = store.answers.term_coverage(conn, [(cid, _words(claim)) for claim, cid, _ in pairs])
     scored = []
-    for (claim, cid, chunk), cov in zip(pairs, coverage):
+    for (claim, cid, chunk), found, cov in zip(pairs, chosen, coverage):
         vector = claim_vector[claim]
-        per_sentence = by_chunk[cid] @ vector
-        ranked = [split[cid][i] for i in np.argsort(-per_sentence, kind="stable")[:2]]
-        similarity = max(float(per_sentence.max()),
-                         _cosine(vector, np.asarray(chunk["embedding"], dtype=np.float32)))
-        scored.append(Scored(similarity, cov, float(polarity.mismatch(claim, ranked)), ranked[0]))
+        similarity = _cosine(vector, np.asarray(chunk["embedding"], dtype=np.float32))
+        ranked = sorted(found, key=lambda i: -float(sentence_vector[(cid, i)] @ vector))
+        if ranked:
+            similarity = max(similarity, float(sentence_vector[(cid, ranked[0])] @ vector))
+        best = [split[cid][i] for i in ranked[:2]]
+        scored.append(Scored(similarity, cov, float(polarity.mismatch(claim, best)), best[0] if best else ""))
     return scored
+
+
+def _candidates(claim_terms: set[str], sentence_terms: list[set[str]]) -> list[int]:
+    """The indices of the CANDIDATES sentences sharing the most content words with the claim
+    (at least one), the earlier first among equals."""
+    shared = [(len(claim_terms & found), -i) for i, found in enumerate(sentence_terms)]
+    return [-i for count, i in sorted(shared, reverse=True)[:CANDIDATES] if count]
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> float:

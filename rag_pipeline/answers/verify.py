@@ -212,7 +212,9 @@ def _judge_support(conn: psycopg.Connection, embedder: Embedder, draft: Draft, c
                 continue
             claim_fields = exact.extract(claim.text) if claim_fields is None else claim_fields
             assert check.chunk is not None
-            passage = facts.setdefault(check.chunk_id, exact.facts(check.chunk["text"]))
+            if check.chunk_id not in facts:
+                facts[check.chunk_id] = exact.facts(check.chunk["text"])
+            passage = facts[check.chunk_id]
             absent = exact.missing(claim.text, claim_fields, passage)
             if absent:
                 check.status = "unsupported"
