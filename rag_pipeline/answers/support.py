@@ -118,9 +118,11 @@ def evidence(conn: psycopg.Connection, embedder: Embedder, pairs: Sequence[tuple
     chosen = [_candidates(claim_terms[claim], words[cid]) for claim, cid, _ in pairs]
     needed = sorted({(cid, i) for (_, cid, _), found in zip(pairs, chosen) for i in found})
     claims = sorted(claim_terms)
-    vectors = embedder.encode([fields.canonical(c) for c in claims] + [fields.canonical(split[cid][i]) for cid, i in needed])
-    claim_vector = dict(zip(claims, vectors[:len(claims)]))
-    sentence_vector = dict(zip(needed, vectors[len(claims):]))
+    texts = [fields.canonical(c) for c in claims] + [fields.canonical(split[cid][i]) for cid, i in needed]
+    distinct = list(dict.fromkeys(texts))  # a claim that restates a sentence word for word is encoded once
+    by_text = dict(zip(distinct, embedder.encode(distinct)))
+    claim_vector = {claim: by_text[text] for claim, text in zip(claims, texts)}
+    sentence_vector = {key: by_text[text] for key, text in zip(needed, texts[len(claims):])}
     coverage = store.answers.term_coverage(conn, [(cid, _words(claim)) for claim, cid, _ in pairs])
     scored = []
     for (claim, cid, chunk), found, cov in zip(pairs, chosen, coverage):
