@@ -67,9 +67,8 @@ def normalise(text: str) -> str:
 
 def ascii_digits(text: str) -> str:
     """Every Unicode decimal digit as its ASCII digit, digit groups without their separator."""
-    if not text.isascii():
+    if not text.isascii():  # full-width digits too: they are decimal digits (NFKC comes later, in normalise)
         text = _NON_ASCII_DIGIT.sub(lambda m: str(unicodedata.decimal(m.group(), 0)), text)
-        text = unicodedata.normalize("NFKC", text)
     return _SPACE_GROUPS.sub(lambda m: re.sub(r"[^\d]", "", m.group()), text)
 
 
