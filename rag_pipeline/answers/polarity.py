@@ -68,5 +68,22 @@ def mismatch(claim: str, ranked: Sequence[str]) -> bool:
     if not ranked:
         return False
     if negated(claim):
-        return not any(negated(sentence) for sentence in ranked[:2])
-    return negated(ranked[0])
+        return not any(negated(_affixed(sentence, claim)) for sentence in ranked[:2])
+    return negated(_affixed(ranked[0], claim))
+
+
+_AFFIXED = ("un", "non-", "non", "in", "im", "ir", "il", "dis")
+
+
+def _affixed(text: str, other: str) -> str:
+    """`text` with each "not X" the other text writes as one negated word ("not listed" where it
+    says "unlisted", "not compliant" for "non-compliant") written that way too: the same
+    negation, said by a prefix, is no difference in polarity."""
+    said = normalise(other)
+
+    def merged(match: re.Match[str]) -> str:
+        word = match.group(1)
+        found = next((prefix + word for prefix in _AFFIXED if re.search(rf"\b{re.escape(prefix + word)}\b", said)), None)
+        return found or match.group()
+
+    return re.sub(r"\bnot (\w+)", merged, normalise(text))

@@ -42,7 +42,7 @@ import numpy as np
 import psycopg
 
 from rag_pipeline import store
-from rag_pipeline.answers import fields, polarity
+from rag_pipeline.answers import fields, figures, polarity
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.retrieval import refusal
 
@@ -114,8 +114,10 @@ def evidence(conn: psycopg.Connection, embedder: Embedder, pairs: Sequence[tuple
         return []
     split = {cid: sentences(chunk["text"]) for _, cid, chunk in pairs}
     words = {cid: [fields.terms(s) for s in found] for cid, found in split.items()}
+    numbers = {cid: [figures.values(figures.prepare(s)) for s in found] for cid, found in split.items()}
     claim_terms = {claim: fields.terms(claim) for claim, _, _ in pairs}
-    chosen = [_candidates(claim_terms[claim], words[cid]) for claim, cid, _ in pairs]
+    chosen = [_candidates(claim_terms[claim], words[cid], figures.values(figures.prepare(claim)), numbers[cid])
+              for claim, cid, _ in pairs]
     needed = sorted({(cid, i) for (_, cid, _), found in zip(pairs, chosen) for i in found})
     claims = sorted(claim_terms)
     texts = [fields.canonical(c) for c in claims] + [fields.canonical(split[cid][i]) for cid, i in needed]
@@ -136,10 +138,15 @@ def evidence(conn: psycopg.Connection, embedder: Embedder, pairs: Sequence[tuple
     return scored
 
 
-def _candidates(claim_terms: set[str], sentence_terms: list[set[str]]) -> list[int]:
+def _candidates(claim_terms: set[str], sentence_terms: list[set[str]], claim_values: set[str],
+                sentence_values: list[set[str]]) -> list[int]:
     """The indices of the CANDIDATES sentences sharing the most content words with the claim
-    (at least one), the earlier first among equals."""
-    shared = [(len(claim_terms & found), -i) for i, found in enumerate(sentence_terms)]
+    (at least one), the earlier first among equals; when some sentences hold every figure of the
+    claim, only those: the claim restates the sentence that states its figures ("Berlin ... EUR
+    140" restates the table row "| Berlin | 140 |", not the prose sentence on unlisted cities
+    that shares more words and says "not")."""
+    stating = [i for i, found in enumerate(sentence_values) if claim_values and claim_values <= found]
+    shared = [(len(claim_terms & sentence_terms[i]), -i) for i in (stating or range(len(sentence_terms)))]
     return [-i for count, i in sorted(shared, reverse=True)[:CANDIDATES] if count]
 
 

@@ -121,3 +121,9 @@ def test_a_polarity_mismatch_compares_the_claim_with_its_best_sentences() -> Non
     assert not mismatch("A card may be used for purchases, which should never be routine.",
                         ["The trustee may use a card for purchases.", "Such purchases should never be routine."])
     assert not mismatch("Tiers represent maturity levels.", [])
+
+
+def test_a_negation_said_by_a_prefix_on_the_other_side_is_no_mismatch() -> None:
+    assert not mismatch("Unlisted cities have a hotel cap of EUR 120.", ["For cities that are not listed, the cap is EUR 120."])
+    assert not mismatch("Non-compliant systems are reported.", ["Systems that are not compliant are reported."])
+    assert mismatch("Listed cities have a hotel cap of EUR 120.", ["For cities that are not listed, the cap is EUR 120."])
