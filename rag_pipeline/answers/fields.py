@@ -7,9 +7,11 @@ That adjacent-figure citation is the commonest wrong citation, so figures are ch
 before any score: every field of the claim must occur in the cited text, after both sides are
 normalised the same way, so that writing differs without the fact differing:
 
-- number words become digits ("ten working days" = "10 working days"; "one" only before a unit);
-- thousands separators go ("19,984,378" = "19984378", and the Indian "2,32,822" = "232822"),
-  decimals are compared as values ("0.30" = "0.3"), and "1.5 million" = "1500000";
+- numbers are read in the canonical form of figures.py (`prepare`, `value`): number words as
+  digits ("ten working days" = "10 working days"; "one" only before a unit), Unicode digits as
+  ASCII, separators gone in English, continental, Indian and space grouping ("19,984,378" =
+  "1.500.000" style = "2,32,822" = "1 500 000" as values), decimals compared as values ("0.30" =
+  "0.3"), multipliers folded in ("1.5 million" = "1,5 Mio." = "1500000"), percent words as "%";
 - an amount is its value and currency whichever side the currency stands on ("EUR 165" =
   "165 EUR" = "€165"); a table row "| Berlin | 165 |" under a "(EUR)" header states it too (the
   value as a number, the currency anywhere in the passage);
