@@ -202,11 +202,11 @@ def _match_queries(taken: Sequence[Term], common: Sequence[Term], at_least: int 
         by_cfg = {}
         for t in common:  # rarest first (Ranking.scored's order)
             by_cfg.setdefault(t.cfg, []).append(t.lexeme)
-        for cfg, lexemes in by_cfg.items():
+        for cfg, lexemes in by_cfg.items():  # fewer than at_least: none (the bound counts them all)
             parts.setdefault(cfg, []).extend(
                 f"{or_query([lexemes[i]])} & {_at_least(lexemes[i + 1:], at_least - 1)}" if at_least > 1
                 else or_query([lexemes[i]]) for i in range(len(lexemes) - at_least + 1))
-    return parts
+    return {cfg: queries for cfg, queries in parts.items() if queries}
 
 
 # The candidate CTEs of one try: the chunks matching the taken terms (at most budget + 1 rows, to
