@@ -25,7 +25,10 @@ scores more than that, the list is exactly BM25's top `depth`. The bound is requ
 EXACT_DEPTH (what a caller reads; the fusion's deeper candidates are the best of the candidates,
 with exact scores): otherwise more terms are taken and the query repeats, while the rows stay
 within the budget; when they cannot, the list is the best of the candidates and the record says it
-is not proven exact (`exact_depth`: down to which rank it is).
+is not proven exact (`exact_depth`: down to which rank it is). A chunk holding `at_least` of the
+common (not taken) terms together is a candidate too (the bound then sums only the `at_least` - 1
+largest of theirs); GIN finds those with one tsquery per common term, in which that term is
+required (store/bm25_match.py), so no scan tests the union of the common words' posting lists.
 
 Views other than the live index (as of a time, a run's preview) read the live statistics for idf
 (an approximation: the view's own counts would cost a scan) and bound the weights loosely (k1+1),
@@ -39,6 +42,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+
+from rag_pipeline.store.bm25_match import clause_leaves, match_queries
 
 BM25_K1 = 0.9  # as in rag_bm25_tf (migration 015), the one definition: a test checks they agree
 BM25_B = 0.4
@@ -153,62 +158,6 @@ def _bound(common: Sequence[Term], at_least: int | None, loose: bool) -> float:
     return max((sum(sorted(v, reverse=True)[:keep]) for v in per_cfg.values()), default=0.0)
 
 
-def _clauses(common: Sequence[Term], at_least: int) -> int:
-    """Lexemes in the tsqueries of 'at least `at_least` of the common terms' (per configuration,
-    the largest): what evaluating one candidate against them costs at most."""
-    per_cfg: dict[str, int] = {}
-    for t in common:
-        per_cfg[t.cfg] = per_cfg.get(t.cfg, 0) + 1
-    return max((_leaves(n, at_least) for n in per_cfg.values()), default=0)
-
-
-def _leaves(n: int, at_least: int) -> int:
-    """Lexemes of _at_least's formula over n terms (0 when it cannot hold: fewer than at_least)."""
-    if at_least <= 1:
-        return n
-    return sum(1 + _leaves(n - i - 1, at_least - 1) for i in range(n - at_least + 1))
-
-
-def _at_least(lexemes: Sequence[str], at_least: int) -> str:
-    """A tsquery holding when `at_least` of the lexemes are present: the first one and
-    `at_least` - 1 of those after it, or (recursively) `at_least` of those after it. Nested, so
-    its size grows with the pairs of terms, not with every combination of `at_least` of them."""
-    from rag_pipeline.store.text_search import or_query
-
-    if at_least <= 1:
-        return "(" + or_query(list(lexemes)) + ")"
-    return "(" + " | ".join(f"{or_query([lexemes[i]])} & {_at_least(lexemes[i + 1:], at_least - 1)}"
-                            for i in range(len(lexemes) - at_least + 1)) + ")"
-
-
-def _match_queries(taken: Sequence[Term], common: Sequence[Term], at_least: int | None) -> dict[str, list[str]]:
-    """Per configuration, the tsqueries of the candidates (a candidate matches any of them): the
-    taken terms, any of them; then for 'at least `at_least` of the common terms', one tsquery
-    per common term (rarest first) that it and `at_least` - 1 of the commoner ones satisfy.
-    Each runs as its own GIN scan (the array of a bitmap index scan, one bitmap in the end), in
-    which the term is required: the scan walks that term's posting list and skips through the
-    others' to its entries. One tsquery ORing every combination made GIN test each entry of the
-    union of all the common words' posting lists against the whole query (100 ms at 100,000
-    chunks for 8 common words, against 15 ms)."""
-    from rag_pipeline.store.text_search import or_query
-
-    parts: dict[str, list[str]] = {}
-    by_cfg: dict[str, list[str]] = {}
-    for t in taken:
-        by_cfg.setdefault(t.cfg, []).append(t.lexeme)
-    for cfg, lexemes in by_cfg.items():
-        parts.setdefault(cfg, []).append(or_query(lexemes))
-    if at_least is not None:
-        by_cfg = {}
-        for t in common:  # rarest first (Ranking.scored's order)
-            by_cfg.setdefault(t.cfg, []).append(t.lexeme)
-        for cfg, lexemes in by_cfg.items():  # fewer than at_least: none (the bound counts them all)
-            parts.setdefault(cfg, []).extend(
-                f"{or_query([lexemes[i]])} & {_at_least(lexemes[i + 1:], at_least - 1)}" if at_least > 1
-                else or_query([lexemes[i]]) for i in range(len(lexemes) - at_least + 1))
-    return {cfg: queries for cfg, queries in parts.items() if queries}
-
-
 # The candidate CTEs of one try: the chunks matching the taken terms (at most budget + 1 rows, to
 # tell an overflow) with their approximate score (float4 inner product with their configuration's
 # query vector), the best of them (`fts_top`) rescored exactly in float8 from the tsvector, so the
@@ -300,13 +249,13 @@ class Ranking:
     def _settle(self) -> None:
         common = self.scored[self.taken:]
         if self.at_least is not None and (not common or self.at_least > len(common)
-                                          or _clauses(common, self.at_least) > MAX_LEAVES):
+                                          or clause_leaves(common, self.at_least) > MAX_LEAVES):
             self.at_least = None
         if self.taken == 0 and self.at_least is None and self.scored:
             self.taken = 1
 
     def params(self) -> dict[str, Any]:
-        queries = _match_queries(self.scored[:self.taken], self.scored[self.taken:], self.at_least)
+        queries = match_queries(self.scored[:self.taken], self.scored[self.taken:], self.at_least)
         width = max((len(q) for q in queries.values()), default=1)  # a rectangular array: repeat the first
         return {"q_cfg": list(queries), "q_or": [q + q[:1] * (width - len(q)) for q in queries.values()],
                 "q_vec": [self.vectors[c] for c in queries], "q_any": [q for v in queries.values() for q in v],
@@ -330,7 +279,7 @@ class Ranking:
             return current
         if overflow:
             if (self.at_least is not None and self.at_least + 1 <= len(common)
-                    and _clauses(common, self.at_least + 1) <= MAX_LEAVES):
+                    and clause_leaves(common, self.at_least + 1) <= MAX_LEAVES):
                 self.at_least += 1  # fewer candidates: chunks holding one more common term together
                 self._settle()
                 return None

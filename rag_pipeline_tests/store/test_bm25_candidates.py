@@ -1,4 +1,4 @@
-"""The full-text branch's candidate query (store/bm25.py): "any taken term, or at least m of the
+"""The full-text branch's candidate query (store/bm25.py, store/bm25_match.py): "any taken term, or at least m of the
 common ones" as one tsquery per common term in one bitmap index scan. Its matches are exactly
 the chunks holding that many of the terms, and the list it ranks is exactly BM25's (an
 independent computation in Python, test_bm25.reference) on a corpus built to be awkward: a term in
@@ -18,7 +18,7 @@ import pytest
 from conftest import fresh_database
 
 from rag_pipeline import store
-from rag_pipeline.store import bm25, database
+from rag_pipeline.store import bm25, bm25_match, database
 from rag_pipeline.store.search import View
 from rag_pipeline_tests.store.test_bm25 import assert_same, reference
 
@@ -145,7 +145,7 @@ def test_at_least_m_common_terms_matches_exactly_the_chunks_holding_m(corpus: di
     with database.connect(corpus["url"]) as conn:
         terms, _ = bm25.query_terms(conn, " ".join(COMMON), None, ["a", "b"])
         common = sorted((t for t in terms if t.df > 0), key=lambda t: (t.df, t.cfg, t.lexeme))
-        queries = bm25._match_queries([], common, at_least)
+        queries = bm25_match.match_queries([], common, at_least)
         for cfg, pieces in queries.items():
             lexemes = {t.lexeme for t in common if t.cfg == cfg}
             matched = {r[0] for r in conn.execute(
@@ -154,7 +154,7 @@ def test_at_least_m_common_terms_matches_exactly_the_chunks_holding_m(corpus: di
                 "SELECT c.id FROM chunks c, unnest(c.tsv) u WHERE c.ts_config = %s::regconfig AND u.lexeme = ANY(%s)"
                 " GROUP BY c.id HAVING count(*) >= %s", (cfg, list(lexemes), at_least))}
             assert matched == held and (held or at_least > 3)
-            assert bm25._clauses([t for t in common if t.cfg == cfg], at_least) == sum(p.count("'") // 2 for p in pieces)
+            assert bm25_match.clause_leaves([t for t in common if t.cfg == cfg], at_least) == sum(p.count("'") // 2 for p in pieces)
 
 
 def test_reader_and_superuser_get_the_same_list_and_no_other_groups_chunk(corpus: dict, monkeypatch) -> None:
