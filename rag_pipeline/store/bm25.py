@@ -50,10 +50,11 @@ BM25_B = 0.4
 PIVOT = 184  # the length pivot of rag_bm25_tf, in tokens: what chunks average (module docstring)
 DIMENSION = 1_000_000_000  # of every weight vector: pgvector's largest sparsevec (rag_term_id's range)
 ROW_BUDGET = 20_000  # most candidate rows one full-text query reads
-FIRST_ROWS = 2_000  # the first try takes the rarest terms whose df sum stays within this
+FIRST_ROWS = 1_000  # the first try takes the rarest terms whose df sum stays within this
+TOGETHER_ROWS = 2_500  # and asks m common terms together, m chosen to match about this many
 EXACT_DEPTH = 10  # ranks the bound must prove; deeper ones are the best of the candidates
 MAX_QUERY_TERMS = 1_000  # a longer query is scored on its rarest terms (sparsevec holds 16,000)
-MAX_LEAVES = 3_000  # lexemes in the tsqueries of "at least m of the common terms", per configuration
+MAX_LEAVES = 400  # lexemes in the tsqueries of "at least m of the common terms", per configuration
 _RESCORE_MARGIN = 16  # candidates beyond the depth rescored exactly (float4 weights may tie-swap)
 _SLACK = 1e-5  # relative: float4 weights against float8 bounds
 
@@ -237,14 +238,35 @@ class Ranking:
         self.vectors = sparse_queries(self.scored)
         first_rows = min(self.limit // 2, FIRST_ROWS)
         self.taken = len(self.scored) if budget is None else _next_taken(self.scored, 0, first_rows, 1.0, first=True)
-        self.at_least: int | None = _first_at_least(self.scored[self.taken:], live_chunks, min(self.limit // 2, FIRST_ROWS * 4))
+        self.together_rows = min(self.limit // 2, TOGETHER_ROWS)  # what 'at least m of the common' may match
+        self.at_least: int | None = self._together()
         self.best: Ranked | None = None
         self._settle()
+        while (self.at_least is None and budget is not None and self.taken + 2 < len(self.scored)
+               and sum(t.df for t in self.scored[:self.taken + 1]) <= first_rows * 2):
+            # 'at least m' of so many common terms needs too long a query: take their rarest
+            # (fewer common terms, a smaller m), while the taken terms' rows stay few
+            self.taken += 1
+            self.at_least = self._together()
+            self._settle()
 
     @property
     def empty(self) -> Ranked | None:
         """The result without any query, when no term can match."""
         return None if self.scored else Ranked([], [], {**self.record, "exact": True, "taken": 0})
+
+    def _together(self) -> int | None:
+        """How many of the common terms a candidate must hold together: the fewest expected to
+        match within `together_rows`, or fewer when their tsqueries would be too long (more rows,
+        a tighter bound) as long as the rows expected stay within half the budget; None when
+        even that fails (then only taken terms find candidates)."""
+        common = self.scored[self.taken:]
+        at_least = _first_at_least(common, self.live_chunks, self.together_rows)
+        while at_least > 2 and clause_leaves(common, at_least) > MAX_LEAVES:
+            at_least -= 1
+        if clause_leaves(common, at_least) > MAX_LEAVES or _expected(common, at_least, self.live_chunks) > self.limit // 2:
+            return None
+        return at_least
 
     def _settle(self) -> None:
         common = self.scored[self.taken:]
@@ -292,6 +314,8 @@ class Ranking:
             return current
         ratio = max(matched, 1) / max(sum(t.df for t in self.scored[:self.taken]), 1)
         self.taken = _next_taken(self.scored, self.taken, self.limit // 2, ratio)
+        # the fewer common terms left may be asked together again (the bound sums m - 1 of them)
+        self.at_least = self._together()
         self._settle()
         return None
 
