@@ -264,7 +264,8 @@ class Ranking:
         at_least = _first_at_least(common, self.live_chunks, self.together_rows)
         while at_least > 2 and clause_leaves(common, at_least) > MAX_LEAVES:
             at_least -= 1
-        if clause_leaves(common, at_least) > MAX_LEAVES or _expected(common, at_least, self.live_chunks) > self.limit // 2:
+        too_many = self.live_chunks > 0 and _expected(common, at_least, self.live_chunks) > self.limit // 2
+        if too_many or clause_leaves(common, at_least) > MAX_LEAVES:  # (no live chunk: nothing to expect by)
             return None
         return at_least
 

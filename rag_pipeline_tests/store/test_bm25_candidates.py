@@ -172,3 +172,15 @@ def test_reader_and_superuser_get_the_same_list_and_no_other_groups_chunk(corpus
         assert [(r["chunk_id"], r["fulltext_score"], r["fulltext_plan"]) for r in mine] == \
                [(r["chunk_id"], r["fulltext_score"], r["fulltext_plan"]) for r in theirs]
         assert all(r["acl_groups"] == ["a"] for r in mine)
+
+
+def test_a_view_without_live_chunks_still_plans_its_tries() -> None:
+    """A preview of the first run (no live chunk yet: every df 0, the loose bound): every term is
+    taken at once (no expected row count divides by the live chunks) and an empty match is an
+    exact empty list."""
+    terms = [bm25.Term("english", f"w{i}", i + 1, 0, 0.0, bm25.idf(0, 0)) for i in range(30)]
+    ranking = bm25.Ranking(terms, 10, budget=bm25.ROW_BUDGET, loose_bound=True, live_chunks=0)
+    params = ranking.params()
+    assert params["q_cfg"] == ["english"] and params["q_any"]
+    found = ranking.judge(0, [])
+    assert found is not None and found.ids == [] and found.record["exact"] and found.record["taken"] == 30
