@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -188,8 +189,9 @@ QUALS = ("Index Cond", "Recheck Cond", "Filter", "Join Filter", "Hash Cond", "Me
 
 
 @pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("as_of", [False, True])
 def test_the_groups_are_read_once_per_statement_and_the_policy_is_an_index_condition(
-    superuser: psycopg.Connection, index: tuple[str, int], query_vector: np.ndarray, mode: str,
+    superuser: psycopg.Connection, index: tuple[str, int], query_vector: np.ndarray, mode: str, as_of: bool,
 ) -> None:
     """Every statement of a reader's search (the one preparing it, the search itself): each
     policy's groups are an InitPlan run at most once, the groups function appears in no per-row
@@ -197,11 +199,13 @@ def test_the_groups_are_read_once_per_statement_and_the_policy_is_an_index_condi
     scans candidates (the search; the vector plan's count) the policy's own
     `acl_groups && (InitPlan)` is what reads the GIN index document_versions_acl (the query's
     `acl_groups && '{alpha}'` cannot be: arrayoverlap is not leakproof)."""
-    plans = explained(superuser, lambda: search(superuser, query_vector, index[1], ["alpha"], mode))
+    view = View(as_of=datetime.now(UTC)) if as_of else View()
+    plans = explained(superuser, lambda: search(superuser, query_vector, index[1], ["alpha"], mode, view=view))
     searched = [p for p in plans if "document_versions" in p["Query Text"] and "chunks" in p["Query Text"]]
-    # the search; and the statement preparing it, where it counts the vector plan's rows (in
-    # full-text mode it reads only the statistics and the live model)
-    assert len(searched) == (1 if mode == "fulltext" else 2)
+    # the search; and, as of a time, the statement preparing it, where it counts the vector
+    # plan's rows and finds the configurations of the chunks it shows (the live index's plan
+    # reads its estimate, and its configurations, from the statistics kept at publish)
+    assert len(searched) == (2 if as_of else 1)
     for plan in searched:
         all_nodes = list(nodes(plan["Plan"]))
         assert "rag_session_groups" not in json.dumps(plan["Plan"])
