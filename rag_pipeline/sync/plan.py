@@ -229,6 +229,8 @@ def _action(obj: SourceObject, live: store.versions.LiveVersion | None, model_id
         return "new"
     if live.checksum != obj.checksum:
         return "changed"
+    if live.purged:  # the same bytes never bring purged text back (not even a new parser's reparse)
+        return "acl_changed" if tuple(sorted(live.acl_groups)) != tuple(sorted(obj.acl_groups)) else "unchanged"
     if (
         live.parser_version != parser_version_for_name(obj.uri)
         or live.cleaner_version != CLEANER_VERSION
