@@ -131,10 +131,14 @@ def visible(conn: psycopg.Connection, setting: str | None) -> list[int]:
 
 
 def expected(superuser: psycopg.Connection, groups: list[str]) -> list[int]:
-    """What 006's rule lets through for these groups, computed without any policy."""
+    """What the reader's rule lets through for these groups, computed without any policy: 006's
+    (published versions of the groups), narrowed by 018 (a superseded version only while the
+    groups may read the document's live version)."""
     return [r[0] for r in superuser.execute(
         "SELECT c.id FROM chunks c JOIN document_versions v ON v.id = c.version_id"
-        " WHERE v.status IN ('live', 'superseded') AND v.acl_groups && %s::text[] ORDER BY c.id", (groups,))]
+        " WHERE v.acl_groups && %(g)s::text[] AND (v.status = 'live' OR (v.status = 'superseded' AND EXISTS"
+        "  (SELECT 1 FROM document_versions n WHERE n.document_id = v.document_id AND n.status = 'live'"
+        "   AND n.acl_groups && %(g)s::text[]))) ORDER BY c.id", {"g": groups})]
 
 
 def search(conn: psycopg.Connection, vector: np.ndarray, model_id: int, groups: list[str], mode: str,
