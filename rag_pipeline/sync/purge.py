@@ -60,7 +60,8 @@ def check_reason(reason: str) -> str:
         raise PurgeRefusedError(f"--reason is {len(text):,} characters; at most {MAX_REASON:,}")
     bad = next((c for c in text if ord(c) < 32 or 127 <= ord(c) < 160 or 0xD800 <= ord(c) <= 0xDFFF), None)
     if bad is not None:
-        raise PurgeRefusedError(f"--reason holds the control character {bad!r}: give one line of plain text")
+        raise PurgeRefusedError(f"--reason holds {bad!r} (a control character, or a byte that is not UTF-8): give one"
+                                " line of plain text")
     return text
 
 
