@@ -44,6 +44,10 @@ def cmd_purge(args: argparse.Namespace) -> int:
                   f" role; stored source bytes {shown(v['blob'])}; full-text statistics {v['statistics']}")
     for v in result.already:
         out.print(f"  v{v['version']} ({v['status']}) already purged at {when(v['purged_at'])}: {shown(v['reason'] or '')}")
+    if result.same_content:
+        numbers = ", ".join(f"v{n}" for n in result.same_content)
+        out.print(f"  [yellow]note[/yellow]: {numbers} hold the same content (an access change copies it) and are not"
+                  " purged: purge them with --version, or the whole document without --version")
     if result.purged:
         out.print(f"  recorded with the reason {shown(reason)!r}; metadata and hashes kept (`rag-pipeline history {shown(uri)}`)")
     return EXIT_OK

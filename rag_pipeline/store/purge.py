@@ -23,8 +23,11 @@ def lock_versions(conn: psycopg.Connection, source: str, uri: str) -> list[dict[
     access-only version copying its live chunks (store.versions.stage_acl_version), wait for the
     purge, then see it. Each with its purge (None if not purged) and whether its run still runs."""
     return rows(conn,
-        "SELECT v.id, v.version_no, v.kind, v.status, v.blob_sha256, v.run_id, r.status = 'running' AS run_running,"
-        " p.purged_at, p.reason, (SELECT count(*) FROM chunks c WHERE c.version_id = v.id) AS chunks"
+        "SELECT v.id, v.version_no, v.kind, v.status, v.checksum, v.blob_sha256, v.run_id,"
+        " r.status = 'running' AS run_running,"
+        # purged: by its own record, or born purged (an access-only copy of a purged version)
+        " coalesce(p.purged_at, (SELECT c.purged_at FROM chunks c WHERE c.version_id = v.id ORDER BY c.ord LIMIT 1))"
+        " AS purged_at, p.reason, (SELECT count(*) FROM chunks c WHERE c.version_id = v.id) AS chunks"
         " FROM document_versions v JOIN documents d ON d.id = v.document_id"
         " JOIN runs r ON r.run_id = v.run_id LEFT JOIN purges p ON p.version_id = v.id"
         " WHERE d.source = %s AND d.uri = %s ORDER BY v.version_no, v.id FOR UPDATE OF v",

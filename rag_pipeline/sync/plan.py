@@ -122,8 +122,11 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
         try:
             if isinstance(obj, SkippedObject):
                 raise ObjectReadError(obj.reason)
+            learned_before = len(learned)
             action, item, too_large = _plan_object(ctx, source, source_config.name, obj, live.get(obj.uri),
                                                    known.get(obj.uri), model_id, learned, refusals.get(obj.uri))
+            if len(learned) > learned_before:
+                _forget_purged_bytes(ctx, conn, live.get(obj.uri), action, learned[-1][2])
         except ObjectReadError as exc:
             counts["skipped"] += 1
             stage = "list" if isinstance(obj, SkippedObject) else "read"
@@ -179,6 +182,17 @@ def _plan_object(ctx: SyncContext, source, source_name: str, obj: SourceObject, 
     if action in CONTENT_ACTIONS and blob is None and obj.size > ctx.config.limits.max_bytes:
         return action, _refused_item(source_name, obj, action), True
     return action, _item(ctx, source, source_name, obj, action, blob), False
+
+
+def _forget_purged_bytes(ctx: SyncContext, conn, live: store.versions.LiveVersion | None, action: str,  # noqa: ANN001
+                         blob: str) -> None:
+    """A listing fingerprint it did not know (an S3 ETag) made the plan read and store an object's
+    bytes; if they are the bytes of a purged live version (same checksum: nothing to index), they
+    go again unless something not purged uses them, so a purge stays a purge."""
+    if live is None or not live.purged or action not in ("unchanged", "acl_changed"):
+        return
+    if not store.purge.blob_users(conn, blob, []):
+        ctx.blobs.delete(blob)
 
 
 def _read(source, uri: str) -> bytes:  # noqa: ANN001

@@ -45,9 +45,11 @@ class PurgeResult:
     uri: str
     purged: list[dict[str, Any]] = field(default_factory=list)  # versions purged now
     already: list[dict[str, Any]] = field(default_factory=list)  # versions purged before
+    same_content: list[int] = field(default_factory=list)  # versions not purged holding a purged one's bytes
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "uri": self.uri, "purged": self.purged, "already_purged": self.already}
+        return {"source": self.source, "uri": self.uri, "purged": self.purged, "already_purged": self.already,
+                "same_content_not_purged": self.same_content}
 
 
 def check_reason(reason: str) -> str:
@@ -99,6 +101,9 @@ def purge_document(conn: psycopg.Connection, blobs: Blobs, source: str, uri: str
             if v["purged_at"] is not None and v["blob_sha256"] and not store.purge.blob_users(
                     conn, v["blob_sha256"], [t["id"] for t in targets]):
                 doomed.append(v["blob_sha256"])
+        gone = {v["checksum"] for v in targets if v["checksum"]}
+        result.same_content = [v["version_no"] for v in versions if v["checksum"] in gone and v not in targets
+                               and v["purged_at"] is None and v["status"] != "discarded"]
         for sha256 in dict.fromkeys(doomed):
             blobs.delete(sha256)  # inside the transaction: should it fail, nothing is recorded
     return result

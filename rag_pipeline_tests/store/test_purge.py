@@ -230,7 +230,8 @@ def test_no_role_changes_a_chunk_but_by_a_recorded_purge(admin: psycopg.Connecti
 
 def test_an_access_change_of_a_purged_live_version_copies_it_purged(
         admin: psycopg.Connection, index: dict[str, Any], tmp_path: Path) -> None:
-    purge_document(admin, BlobStore(tmp_path), "docs", "leak/1", 2, "shared by mistake", None)
+    result = purge_document(admin, BlobStore(tmp_path), "docs", "leak/1", 2, "shared by mistake", None)
+    assert result.same_content == []  # v1 has other text (one sentence less)
     with database.connect_as(index["url"], roles.WRITER) as writer:
         assert store.versions.live_versions(writer, "docs")["leak/1"].purged
         assert not store.versions.live_versions(writer, "docs")["plain/1"].purged
@@ -239,3 +240,16 @@ def test_an_access_change_of_a_purged_live_version_copies_it_purged(
     copies = [c for c in _chunks(admin, "leak/1") if c["version_no"] == 3]
     assert copies and all(c["text"] == "" and c["embedding"] is None and c["purged_at"] for c in copies)
     assert bm25_stats.kept(admin) == bm25_stats.recount(admin)
+    everything = purge_document(admin, BlobStore(tmp_path), "docs", "leak/1", None, "all of it", None)
+    assert [v["version"] for v in everything.purged] == [1] and everything.same_content == []
+    assert [(v["version"], v["reason"]) for v in everything.already] == [(2, "shared by mistake"), (3, None)]
+
+
+def test_purging_one_version_names_the_copies_an_access_change_made_of_it(
+        admin: psycopg.Connection, index: dict[str, Any], tmp_path: Path) -> None:
+    with database.connect_as(index["url"], roles.WRITER) as writer:
+        assert store.versions.stage_acl_version(writer, "r3", "docs", "leak/1", ["a", "b"])
+        store.versions.publish(writer, "r3")
+    result = purge_document(admin, BlobStore(tmp_path), "docs", "leak/1", 2, "shared by mistake", None)
+    assert [v["version"] for v in result.purged] == [2] and result.same_content == [3]
+    assert SECRET in " ".join(c["text"] for c in _chunks(admin, "leak/1") if c["version_no"] == 3)

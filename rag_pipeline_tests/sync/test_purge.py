@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import write_config
 from helpers import query, rewrite_history, run_cli, stage_without_gate, sync, versions
+from s3_server import Bucket
+from test_s3_sync_end_to_end import write_s3_config
 
 from rag_pipeline import cli
 from rag_pipeline.store import bm25_stats, database
@@ -181,3 +183,21 @@ def test_a_tombstone_or_a_version_a_running_sync_stages_is_not_purged(
     code, _, err = _cli(capsys, "purge", "merger.md", "--version", "2", "--reason", "x", "--config", str(config))
     assert code == 2 and "being synced" in err
     assert query(db_url, "SELECT count(*) FROM purges") == [(0,)]
+
+
+def test_bytes_an_s3_listing_makes_the_plan_read_again_are_not_kept(capsys, tmp_path: Path, db_url: str,
+                                                                      bucket: Bucket) -> None:
+    """A bucket lists ETags, not SHA-256: an object whose ETag the index has not learned is read and
+    stored to compare it. If those are the purged live version's bytes, they go again."""
+    bucket.put("docs/merger.md", V1.decode(), tags={"rag-groups": "all-staff"})
+    bucket.put("docs/parking.md", "# Parking\n\nRow K.\n", tags={"rag-groups": "all-staff"})
+    config = write_s3_config(tmp_path, db_url, bucket)
+    assert sync(capsys, config)[0] == 0
+    assert run_cli(capsys, "purge", "merger.md", "--reason", "shared by mistake", "--config", str(config))[0] == 0
+    assert not _blob(config, V1).exists()
+    query(db_url, "DELETE FROM source_fingerprints RETURNING uri")  # as if never learned (e.g. a new ETag)
+    code, out = sync(capsys, config)
+    assert code == 0, out
+    assert not _blob(config, V1).exists()
+    assert [v[:3] for v in versions(db_url, "merger.md")] == [(1, "content", "live")]
+    assert _blob(config, b"# Parking\n\nRow K.\n").exists()  # read again and kept: not purged
