@@ -24,7 +24,8 @@
 --    offsets, token counts, content hash); the version row (checksum, blob hash, groups, window)
 --    is untouched. The append-only trigger of chunks (006) allows exactly that one UPDATE, and
 --    only for a version that has a purge record. No rag_* role may purge (no UPDATE on chunks,
---    no INSERT on purges): `rag-pipeline purge` runs as the configured login, the schema's owner.
+--    no INSERT on purges; the writer may read the record, the reader not at all): `rag-pipeline
+--    purge` runs as the configured login, the schema's owner.
 -- Every statement is idempotent.
 
 -- ---------------------------------------------------------------- 1. the reader's history
@@ -74,10 +75,12 @@ CREATE TRIGGER purges_append_only BEFORE UPDATE OR DELETE ON purges
 DROP TRIGGER IF EXISTS purges_no_truncate ON purges;
 CREATE TRIGGER purges_no_truncate BEFORE TRUNCATE ON purges
     FOR EACH STATEMENT EXECUTE FUNCTION rag_refuse_rewrite();
--- 006's default privileges gave the writer everything on new tables: the purge record is the
--- operator's alone; compliance reads it through the purge_record view (sql/views.sql).
+-- 006's default privileges gave the writer everything on new tables: the purge record is written
+-- by the operator alone. The writer reads it (a sync must not store a purged version's bytes
+-- again: sync/plan.py); compliance reads it through the purge_record view (sql/views.sql).
 REVOKE ALL ON purges FROM PUBLIC, rag_writer, rag_reader, rag_compliance;
 REVOKE ALL ON SEQUENCE purges_id_seq FROM PUBLIC, rag_writer, rag_reader, rag_compliance;
+GRANT SELECT ON purges TO rag_writer;
 
 ALTER TABLE chunks ADD COLUMN IF NOT EXISTS purged_at timestamptz;
 ALTER TABLE chunks ALTER COLUMN embedding DROP NOT NULL;
