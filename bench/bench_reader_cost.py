@@ -22,6 +22,7 @@ whether both returned the same chunks. Figures only, no assertions.
     python bench/bench_reader_cost.py --chunks 10000 100000 --queries 40
     python bench/bench_reader_cost.py --policies 006 014     # before and after migration 014
     python bench/bench_reader_cost.py --policies 014 018     # before and after migration 018
+    python bench/bench_reader_cost.py --policies 018 019     # 018's rule by function, then by table
 """
 
 from __future__ import annotations
@@ -169,7 +170,8 @@ def one_search(conn: psycopg.Connection, vector: np.ndarray, text: str, groups: 
     return time.perf_counter() - started, [r["chunk_id"] for r in found]
 
 
-POLICY_FILES = {"014": "014_reader_policies.sql", "018": "018_reader_history_and_purge.sql"}  # idempotent files
+POLICY_FILES = {"014": "014_reader_policies.sql", "018": "018_reader_history_and_purge.sql",
+                "019": "019_reader_history_fast.sql"}  # idempotent files
 
 
 def use_policies(url: str, which: str) -> None:
@@ -215,7 +217,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--modes", nargs="+", default=list(store.search.MODES), choices=store.search.MODES)
     parser.add_argument("--filters", nargs="+", default=list(FILTERS), choices=list(FILTERS))
-    parser.add_argument("--policies", nargs="+", default=["018"], choices=["006", *POLICY_FILES],
+    parser.add_argument("--policies", nargs="+", default=["019"], choices=["006", *POLICY_FILES],
                         help="measure under these reader policies in turn (006: as before migration 014;"
                              " 014: before 018; 018: the current ones)")
     parser.add_argument("--pgdata", type=Path, default=Path("/tmp/rag-bench-reader/pgdata"))
@@ -243,7 +245,7 @@ def main() -> None:
             use_policies(url, policies)
             summary["sizes"].append({"chunks": chunks, "policies": policies, **{k: round(v, 1) for k, v in timings.items()},
                                      "modes": measure(url, texts_, vectors, args.modes, args.filters)})
-        use_policies(url, "018")
+        use_policies(url, "019")
     summary["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     print(f"\n{summary['queries']} queries per row, k={K}; times are plan_vector + search_chunks, ms")
     print(f"{'chunks':>8} {'policy':<6} {'filter':<6} {'mode':<9} {'su p50':>8} {'su p95':>8} {'rd p50':>8} {'rd p95':>8}"

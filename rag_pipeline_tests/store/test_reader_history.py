@@ -163,6 +163,33 @@ def test_a_reader_cannot_call_around_the_rule(reader: psycopg.Connection, admin:
     assert _as_reader(reader, "a", "SELECT rag_readable_now(%s, '{a}')", (deleted,)) == [(False,)]
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         _as_reader(reader, "a", "SELECT * FROM document_history")
+    # the live groups the policies test (migration 019): a reader sees only the rows of documents
+    # it may read now, so no row tells it that a revoked or deleted document exists
+    uris = {u for (u,) in _as_reader(reader, "a", "SELECT d.uri FROM document_live_access a JOIN documents d"
+                                                  " ON d.id = a.document_id")}
+    assert uris == {"keep/1", "widen/1"}
+    assert {u for (u,) in _as_reader(reader, "c", "SELECT d.uri FROM document_live_access a JOIN documents d"
+                                                  " ON d.id = a.document_id")} >= {"revoke/1"}
+
+
+@pytest.mark.parametrize("role", [roles.WRITER, roles.READER, roles.COMPLIANCE])
+def test_no_role_can_widen_a_readers_past_by_writing_the_live_groups(index: dict[str, Any], role: str) -> None:
+    """Only the publish trigger writes document_live_access: a role that could write a row could
+    give a reader back the history of a revoked or deleted document."""
+    for statement in ("INSERT INTO document_live_access SELECT id, '{a}' FROM documents WHERE uri = 'delete/1'",
+                      "UPDATE document_live_access SET acl_groups = '{a}'", "DELETE FROM document_live_access"):
+        with database.connect_as(index["url"], role) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(statement)
+
+
+def test_the_live_groups_follow_every_publish(admin: psycopg.Connection) -> None:
+    """One row per document with a live version, holding that version's groups; none for a
+    tombstoned document: what the trigger keeps equals what the versions say."""
+    kept = admin.execute("SELECT document_id, acl_groups FROM document_live_access ORDER BY 1").fetchall()
+    derived = admin.execute("SELECT document_id, acl_groups FROM document_versions WHERE status = 'live' ORDER BY 1").fetchall()
+    assert kept == derived and kept
+    deleted = admin.execute("SELECT id FROM documents WHERE uri = 'delete/1'").fetchone()[0]
+    assert deleted not in {d for d, _ in kept}
 
 
 # ---------------------------------------------------------------- rag_compliance and the login
