@@ -8,7 +8,8 @@ from __future__ import annotations
 import io
 import json
 import shutil
-from contextlib import redirect_stdout
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +21,8 @@ from rag_pipeline.review.reviewers import add_reviewer
 from rag_pipeline.store import database
 
 POLICY = "policies/travel-policy.pdf"
-HOSTILE = "sales/hostile.md"
-HOSTILE_TEXT = ("# Discount notes\n\nThe partner discount is <script>alert('owned')</script> twelve percent "
+HOSTILE = "sales/hostile.txt"
+HOSTILE_TEXT = ("Discount notes\n\nThe partner discount is <script>alert('owned')</script> twelve percent "
                 "&amp; applies to &lt;b&gt;all&lt;/b&gt; regions \x1b[31mRED\x1b[0m until further notice.\n")
 PASSWORD = "correct horse battery"
 
@@ -90,3 +91,32 @@ def _verify(root: Path, config: Path, answer: dict) -> dict:
     path = root / f"answer-{len(list(root.glob('answer-*')))}.json"
     path.write_text(json.dumps(answer), encoding="utf-8")
     return _cli("verify", str(path), "--user", "alice@example.com", "--config", str(config))
+
+
+@contextmanager
+def serving(url: str, **options) -> Iterator[str]:
+    """The review screen served by uvicorn on a free loopback port in a thread; its base URL."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from rag_pipeline.web.app import create_app
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(url, **options), host="127.0.0.1", port=port, log_level="warning",
+                                           lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the review screen did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)

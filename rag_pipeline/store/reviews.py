@@ -199,3 +199,8 @@ def version(conn: psycopg.Connection, version_id: int) -> dict[str, Any] | None:
 
 def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, default=str)
+
+
+def document_id(conn: psycopg.Connection, source: str, uri: str) -> int | None:
+    found = conn.execute("SELECT id FROM documents WHERE source = %s AND uri = %s", (source, uri)).fetchone()
+    return None if found is None else int(found[0])
