@@ -51,6 +51,16 @@ class QueueFilter:
 def queue(conn: psycopg.Connection, wanted: QueueFilter) -> list[dict[str, Any]]:
     """One page of the queue, newest first: answer id, when it was verified, verdict, state, the
     question, the caller, and how many claims are not supported."""
+    return rows(conn, *_queue_statement(wanted))
+
+
+def explain_queue(conn: psycopg.Connection, wanted: QueueFilter) -> list[str]:
+    """The plan of one page's query, executed (what the bench prints)."""
+    statement, params = _queue_statement(wanted)
+    return [r[0] for r in conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + statement, params).fetchall()]
+
+
+def _queue_statement(wanted: QueueFilter) -> tuple[str, dict[str, Any]]:
     state, verdict = STATUS_FILTERS[wanted.status]
     keyed = wanted.document_id is not None or wanted.source is not None
     order = "k" if keyed else "q"
@@ -88,7 +98,7 @@ def queue(conn: psycopg.Connection, wanted: QueueFilter) -> list[dict[str, Any]]
         "after_at": wanted.after[0] if wanted.after else None, "after_id": wanted.after[1] if wanted.after else None,
         "limit": wanted.limit,
     }
-    return rows(conn, statement, params)
+    return statement, params
 
 
 def answer(conn: psycopg.Connection, answer_id: int, groups: tuple[str, ...] | None) -> dict[str, Any] | None:
