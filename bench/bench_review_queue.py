@@ -70,7 +70,7 @@ def main() -> None:
         conn.execute(FILL, {"searches": searches, "n": args.answers})
         filled = time.perf_counter() - started
         conn.execute("INSERT INTO review_decisions (answer_id, decision, reviewer)"
-                     " SELECT answer_id, 'approve', 'bench' FROM review_queue WHERE verdict = 'flagged' AND answer_id %% 5 = 0")
+                     " SELECT answer_id, 'approve', 'bench' FROM review_queue WHERE verdict = 'flagged' AND answer_id % 5 = 0")
         conn.execute("ANALYZE answers, review_queue, review_keys, review_answer_versions, review_decisions")
         counts = conn.execute("SELECT count(*), count(*) FILTER (WHERE state = 'open') FROM review_queue").fetchone()
         print(f"{args.answers:,} answers recorded in {filled:.1f} s ({1e6 * filled / args.answers:.0f} us each, triggers "

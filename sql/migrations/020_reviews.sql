@@ -57,6 +57,7 @@ CREATE TABLE IF NOT EXISTS review_queue (
 );
 CREATE INDEX IF NOT EXISTS review_queue_state ON review_queue (state, verified_at DESC, answer_id DESC);
 CREATE INDEX IF NOT EXISTS review_queue_verdict ON review_queue (verdict, state, verified_at DESC, answer_id DESC);
+CREATE INDEX IF NOT EXISTS review_queue_newest ON review_queue (verified_at DESC, answer_id DESC);  -- status "all"
 
 CREATE TABLE IF NOT EXISTS review_keys (
     kind         text NOT NULL CHECK (kind IN ('source', 'document')),
