@@ -8,7 +8,6 @@ DEMO := demo/rag_pipeline.yaml
 export HF_HUB_OFFLINE := 1
 export UNSTRUCTURED_DISABLE_NOTICE := 1
 export TOKENIZERS_PARALLELISM := false
-export DAGSTER_HOME := $(CURDIR)
 RP := $(BIN)/rag-pipeline
 # the configuration `make dev` serves (the demo's unless RAG_PIPELINE_CONFIG is set)
 DEV_CONFIG := $(or $(RAG_PIPELINE_CONFIG),$(CURDIR)/$(DEMO))
@@ -36,8 +35,11 @@ review: setup
 # One database server for the index and Dagster: the embedded one of the config's state folder
 # (started here if needed, left running for the CLI; `make db-stop` stops it) unless
 # DATABASE_URL / DAGSTER_PG_URL name another.
+# Dagster's home is `<state_dir>/dagster-ui` (scripts/dagster_home.sh): nothing is written into
+# the checkout.
 dev: setup
-	RAG_PIPELINE_CONFIG="$(DEV_CONFIG)" \
+	home="$$(PYTHON=$(BIN)/python bash scripts/dagster_home.sh "$(DEV_CONFIG)")" && \
+	DAGSTER_HOME="$$home" RAG_PIPELINE_CONFIG="$(DEV_CONFIG)" \
 	DAGSTER_PG_URL="$${DAGSTER_PG_URL:-$$($(RP) db url --dagster --config "$(DEV_CONFIG)")}" \
 	$(BIN)/dagster dev -w workspace.yaml
 

@@ -21,6 +21,7 @@ whether both returned the same chunks. Figures only, no assertions.
     python bench/bench_reader_cost.py                          # 10,000 chunks
     python bench/bench_reader_cost.py --chunks 10000 100000 --queries 40
     python bench/bench_reader_cost.py --policies 006 014     # before and after migration 014
+    python bench/bench_reader_cost.py --policies 014 018     # before and after migration 018
 """
 
 from __future__ import annotations
@@ -168,9 +169,13 @@ def one_search(conn: psycopg.Connection, vector: np.ndarray, text: str, groups: 
     return time.perf_counter() - started, [r["chunk_id"] for r in found]
 
 
+POLICY_FILES = {"014": "014_reader_policies.sql", "018": "018_reader_history_and_purge.sql"}  # idempotent files
+
+
 def use_policies(url: str, which: str) -> None:
-    """Put the reader policies of migration `which` (006 or 014) in place in the scratch database."""
-    body = POLICIES_006 if which == "006" else (MIGRATIONS / "014_reader_policies.sql").read_text(encoding="utf-8")
+    """Put the reader policies of migration `which` in place in the scratch database: 006's, 014's,
+    or 018's (the current ones: a superseded version only while the document is readable now)."""
+    body = POLICIES_006 if which == "006" else (MIGRATIONS / POLICY_FILES[which]).read_text(encoding="utf-8")
     with database.connect(url) as conn, conn.transaction():
         conn.execute(body)
 
@@ -210,8 +215,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--modes", nargs="+", default=list(store.search.MODES), choices=store.search.MODES)
     parser.add_argument("--filters", nargs="+", default=list(FILTERS), choices=list(FILTERS))
-    parser.add_argument("--policies", nargs="+", default=["014"], choices=["006", "014"],
-                        help="measure under these reader policies in turn (006: as before migration 014)")
+    parser.add_argument("--policies", nargs="+", default=["018"], choices=["006", *POLICY_FILES],
+                        help="measure under these reader policies in turn (006: as before migration 014;"
+                             " 014: before 018; 018: the current ones)")
     parser.add_argument("--pgdata", type=Path, default=Path("/tmp/rag-bench-reader/pgdata"))
     parser.add_argument("--reload", action="store_true", help="rebuild the scratch databases even if they exist")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -237,7 +243,7 @@ def main() -> None:
             use_policies(url, policies)
             summary["sizes"].append({"chunks": chunks, "policies": policies, **{k: round(v, 1) for k, v in timings.items()},
                                      "modes": measure(url, texts_, vectors, args.modes, args.filters)})
-        use_policies(url, "014")
+        use_policies(url, "018")
     summary["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     print(f"\n{summary['queries']} queries per row, k={K}; times are plan_vector + search_chunks, ms")
     print(f"{'chunks':>8} {'policy':<6} {'filter':<6} {'mode':<9} {'su p50':>8} {'su p95':>8} {'rd p50':>8} {'rd p95':>8}"

@@ -20,6 +20,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr,
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, PydanticUseDefault
 
+from rag_pipeline.alerts.config import AlertsConfig
 from rag_pipeline.blobs.config import BlobStoreConfig
 from rag_pipeline.common.config import BlankIsDefault, NullIsDefault, Number, PathText, PositiveWhole, Share, Text, Whole, shown
 from rag_pipeline.common.yaml_io import YAMLError, load_yaml
@@ -74,6 +75,7 @@ class Config(BaseModel):
     source_wait_seconds: Number = Field(DEFAULT_SOURCE_WAIT_SECONDS, ge=0.0, le=MAX_SOURCE_WAIT_SECONDS)
     # parser processes side by side in one step process; None ("auto"): one per core, as memory allows
     parse_workers: Annotated[Whole | None, BeforeValidator(_auto_or_count)] = Field(None, ge=1, le=MAX_PARSE_WORKERS)
+    alerts: Annotated[AlertsConfig, NullIsDefault] = Field(default_factory=AlertsConfig)  # where alerts go
 
     _path: Path | None = PrivateAttr(None)
     _root: Path = PrivateAttr(default_factory=Path.cwd)

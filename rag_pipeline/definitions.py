@@ -1,7 +1,10 @@
 """Entry point for workspace.yaml, `dg` and the CLI: everything under rag_pipeline/defs.
 
-RAG_PIPELINE_EXECUTOR picks where the steps of the `sync` job run: unset, each in a process of
-its own on this machine (Dagster's multiprocess executor); `celery`, on Celery workers
+RAG_PIPELINE_EXECUTOR picks where the steps of the `sync` job run: unset, all in the run's own
+process, as the CLI and the per-source jobs run them (the steps form a chain, so a process per
+step buys no parallelism on one machine and pays the imports and the model load per step:
+bench/bench_ui_path.py); `multiprocess`, each in a process of its own on this machine
+(Dagster's multiprocess executor); `celery`, on Celery workers
 (dagster-celery: `dagster-celery worker start` on any machine that reaches the broker, the
 index database and the blob store; the broker and backend URLs go in the run config under
 `execution: config:`); `k8s`, each step in a Kubernetes pod (dagster-k8s, installed apart).
@@ -19,11 +22,13 @@ from rag_pipeline.errors import UsageError
 EXECUTOR_ENV = "RAG_PIPELINE_EXECUTOR"
 
 
-def _executor() -> dg.ExecutorDefinition | None:
+def _executor() -> dg.ExecutorDefinition:
     """Imported only when asked for: dagster-celery alone takes seconds to import."""
     name = os.environ.get(EXECUTOR_ENV, "").strip().lower()
     if not name:
-        return None
+        return dg.in_process_executor
+    if name == "multiprocess":
+        return dg.multiprocess_executor
     if name == "celery":
         from dagster_celery import celery_executor
 
@@ -34,7 +39,8 @@ def _executor() -> dg.ExecutorDefinition | None:
         except ImportError as exc:
             raise UsageError(f"{EXECUTOR_ENV}=k8s needs dagster-k8s: pip install dagster-k8s==0.29.27") from exc
         return k8s_job_executor
-    raise UsageError(f"{EXECUTOR_ENV}={name!r} is not an executor; use celery or k8s, or unset it for the default")
+    raise UsageError(f"{EXECUTOR_ENV}={name!r} is not an executor; use multiprocess, celery or k8s, "
+                     "or unset it for the default (one process per run)")
 
 
 def load_definitions(*, component_catalogue: bool = True) -> dg.Definitions:
@@ -46,8 +52,7 @@ def load_definitions(*, component_catalogue: bool = True) -> dg.Definitions:
             warnings.simplefilter("ignore", category)
         tree = dg.ComponentTree.for_project(path_within_project=Path(__file__).parent)
         definitions = tree.build_defs() if component_catalogue else tree.build_defs_at_path(Path("."))
-    executor = _executor()
-    return definitions if executor is None else dg.Definitions.merge(definitions, dg.Definitions(executor=executor))
+    return dg.Definitions.merge(definitions, dg.Definitions(executor=_executor()))
 
 
 @dg.definitions

@@ -22,7 +22,7 @@ INTERFACE_AND_ORCHESTRATION = ("rag_pipeline.defs", "rag_pipeline.cli", "rag_pip
 # lower layers; rooms of one layer know nothing of each other.
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
     {"errors", "common", "rag_pipeline"},  # the error root, what every layer uses, package metadata
-    {"sources", "blobs", "parsing", "embedding", "store"},  # independent stages and the store
+    {"sources", "blobs", "parsing", "embedding", "store", "alerts"},  # independent stages, the store, alerting
     {"cleaning"},
     {"chunking"},
     {"retrieval"},

@@ -23,7 +23,10 @@ SELECT d.source, d.uri, v.version_no, v.kind, v.status, v.checksum, v.acl_groups
                 AND NOT (p.acl_groups @> v.acl_groups AND v.acl_groups @> p.acl_groups) THEN 'access'
            ELSE 'content'
        END AS change,
-       p.acl_groups AS previous_acl_groups, p.checksum AS previous_checksum, v.created_at
+       p.acl_groups AS previous_acl_groups, p.checksum AS previous_checksum, v.created_at,
+       -- when the version's text was purged (migration 018; purge_record says why), else NULL: its
+       -- chunks are purged together (an access-only copy of a purged version is born purged)
+       (SELECT c.purged_at FROM chunks c WHERE c.version_id = v.id ORDER BY c.ord LIMIT 1) AS purged_at
 FROM document_versions v
 JOIN documents d ON d.id = v.document_id
 LEFT JOIN embedding_models m ON m.id = v.model_id
@@ -46,7 +49,8 @@ CREATE OR REPLACE VIEW chunk_history AS
 SELECT h.source, h.uri, h.version_no, h.acl_groups, h.valid_from, h.valid_to, h.status,
        c.id AS chunk_id, c.ord, c.section_path, c.page_start, c.page_end,
        c.char_start, c.char_end, c.token_count, c.text,
-       encode(sha256(convert_to(c.text, 'UTF8')), 'hex') AS text_sha256, h.change
+       encode(sha256(convert_to(c.text, 'UTF8')), 'hex') AS text_sha256, h.change,
+       c.purged_at  -- set: the text was purged (migration 018); text_sha256 is then that of ''
 FROM chunks c
 JOIN document_history h ON h.version_id = c.version_id;
 
@@ -66,7 +70,8 @@ SELECT l.id AS search_id, l.searched_at, l.caller, l.db_user, l.query, l.groups,
        r.rank, (r.hit ->> 'chunk_id')::bigint AS chunk_id, c.source, c.uri, c.version_no,
        c.section_path, c.text, r.hit ->> 'text_sha256' AS logged_text_sha256,
        c.text_sha256, c.text_sha256 = (r.hit ->> 'text_sha256') AS text_unchanged,
-       (r.hit ->> 'score')::double precision AS score, r.hit -> 'branches' AS branches
+       (r.hit ->> 'score')::double precision AS score, r.hit -> 'branches' AS branches,
+       c.purged_at  -- set: the returned text was purged since (text_unchanged is then false)
 FROM search_log l
 CROSS JOIN LATERAL jsonb_array_elements(l.results) WITH ORDINALITY AS r(hit, rank)
 LEFT JOIN chunk_history c ON c.chunk_id = (r.hit ->> 'chunk_id')::bigint;
@@ -77,7 +82,7 @@ CREATE OR REPLACE VIEW answer_record AS
 SELECT a.id AS answer_id, a.search_id, a.verified_at, a.judged_as_of, a.caller, a.db_user, a.verdict,
        a.message, l.query, l.groups, l.as_of AS search_as_of, l.searched_at, a.draft, a.claims,
        m.name AS model_name, m.revision AS model_revision, a.support_threshold,
-       a.support_coverage_weight, a.support_source
+       a.support_coverage_weight, a.support_source, a.support_polarity_weight  -- 021; NULL before it
 FROM answers a
 JOIN search_log l ON l.id = a.search_id
 LEFT JOIN embedding_models m ON m.id = a.model_id;
@@ -95,6 +100,16 @@ FROM answers a
 CROSS JOIN LATERAL jsonb_array_elements(a.claims) WITH ORDINALITY AS cl(claim, ord)
 CROSS JOIN LATERAL jsonb_array_elements(cl.claim -> 'citations') WITH ORDINALITY AS ci(cit, ord)
 LEFT JOIN chunk_history c ON c.chunk_id = (ci.cit ->> 'chunk_id')::bigint;
+
+-- Every purge (migration 018): which version lost its text and vectors, when, why, by whom (as
+-- the operator gave it, and the database login), how many chunks and what became of the stored
+-- source bytes. The version's metadata and hashes stay in document_history.
+CREATE OR REPLACE VIEW purge_record AS
+SELECT d.source, d.uri, v.version_no, v.status, v.checksum, v.blob_sha256, p.purged_at, p.reason,
+       p.purged_by, p.db_user, p.chunks, p.blob, v.id AS version_id
+FROM purges p
+JOIN document_versions v ON v.id = p.version_id
+JOIN documents d ON d.id = v.document_id;
 
 -- Rights on the views: compliance reads every one; nobody else is given any (views created later
 -- would otherwise inherit the writer's default table privileges, and writing through an

@@ -7,9 +7,11 @@ That adjacent-figure citation is the commonest wrong citation, so figures are ch
 before any score: every field of the claim must occur in the cited text, after both sides are
 normalised the same way, so that writing differs without the fact differing:
 
-- number words become digits ("ten working days" = "10 working days"; "one" only before a unit);
-- thousands separators go ("19,984,378" = "19984378", and the Indian "2,32,822" = "232822"),
-  decimals are compared as values ("0.30" = "0.3"), and "1.5 million" = "1500000";
+- numbers are read in the canonical form of figures.py (`prepare`, `value`): number words as
+  digits ("ten working days" = "10 working days"; "one" only before a unit), Unicode digits as
+  ASCII, separators gone in English, continental, Indian and space grouping ("19,984,378" =
+  "1.500.000" style = "2,32,822" = "1 500 000" as values), decimals compared as values ("0.30" =
+  "0.3"), multipliers folded in ("1.5 million" = "1,5 Mio." = "1500000"), percent words as "%";
 - an amount is its value and currency whichever side the currency stands on ("EUR 165" =
   "165 EUR" = "€165"); a table row "| Berlin | 165 |" under a "(EUR)" header states it too (the
   value as a number, the currency anywhere in the passage);
@@ -32,18 +34,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+
+from rag_pipeline.answers.figures import CUR, NUM, ascii_digits, normalise, prepare, value, words_to_digits
 
 KINDS = ("date", "amount", "percentage", "duration", "identifier", "number")
 
-_UNITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-          "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-          "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19}
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
-_WORD = "|".join(sorted([*_UNITS, *_TENS, *_SCALES], key=len, reverse=True))
-_NUMBER_WORDS = re.compile(rf"\b(?:{_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_WORD}))*\b")
-_UNIT_WORDS = r"(?:second|minute|hour|day|week|month|year|working|business|calendar|percent|per\s+cent|time)s?"
 # Month names by number: English (and its abbreviations), German, French and Czech (nominative
 # and the genitive a Czech date uses, "1. ledna 2026"): the corpus's passages write dates in their
 # own language while an answer often restates them in English.
@@ -63,11 +58,11 @@ _MONTH_NAMES = {name: number for number, names in enumerate((
 ), 1) for name in names.split()}
 _MONTH = ("(?P<{n}>" + "|".join(sorted(_MONTH_NAMES, key=len, reverse=True)) + r")\.?")
 _DAY_SUFFIX = r"(?:st|nd|rd|th|er|\.)?"  # 1st, 1er, and the German and Czech "1."
-_NUM = r"\d+(?:[.,]\d+)*"
+_NUM = NUM
 _CURRENCIES = {"eur": "EUR", "€": "EUR", "euro": "EUR", "euros": "EUR", "usd": "USD", "$": "USD", "dollar": "USD",
                "dollars": "USD", "us$": "USD", "gbp": "GBP", "£": "GBP", "chf": "CHF", "czk": "CZK", "kč": "CZK",
                "jpy": "JPY", "¥": "JPY", "sek": "SEK", "nok": "NOK", "dkk": "DKK", "pln": "PLN"}
-_CUR = r"(?:us\$|€|\$|£|¥|kč|\b(?:eur|euros?|usd|dollars?|gbp|chf|czk|jpy|sek|nok|dkk|pln)\b)"
+_CUR = CUR
 _MULT = r"(?:\s?(?P<mult>million|billion|thousand|bn|m|k)\b)?"
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -112,58 +107,6 @@ class Facts:
     initialisms: frozenset[str] = frozenset()  # what its capitalised names abbreviate to ("Chief Executive Officer": ceo)
 
 
-def normalise(text: str) -> str:
-    """NFKC, case-folded, one space for any whitespace run, typographic dashes and quotes made
-    plain, soft hyphens and zero-width characters dropped: the form quotes and fields compare in."""
-    text = unicodedata.normalize("NFKC", text)
-    text = re.sub(r"[\u00ad\u200b-\u200d\u2060\ufeff]", "", text)
-    text = re.sub(r"[\u2010-\u2015\u2212]", "-", text)
-    text = re.sub(r"[\u2018\u2019\u201a\u201b\u2032]", "'", text)
-    text = re.sub(r"[\u201c\u201d\u201e\u201f\u2033]", '"', text)
-    return re.sub(r"\s+", " ", text).strip().casefold()
-
-
-def _words_to_digits(text: str) -> str:
-    def replace(match: re.Match[str]) -> str:
-        words = [w for w in re.split(r"[\s-]+", match.group()) if w != "and"]
-        if words[0] in _SCALES and re.search(r"\d\s?$", text[:match.start()]):
-            return match.group()  # "1.5 million": the multiplier of a written figure
-        if words == ["one"] and not re.match(rf"\s*-?\s*{_UNIT_WORDS}\b|\s*{_CUR}", text[match.end():]):
-            return match.group()  # "no one", "one of them": not a figure
-        total, current = 0, 0
-        for word in words:
-            if word in _UNITS:
-                current += _UNITS[word]
-            elif word in _TENS:
-                current += _TENS[word]
-            elif word == "hundred":
-                current = max(current, 1) * 100
-            else:
-                total += max(current, 1) * _SCALES[word]
-                current = 0
-        return str(total + current)
-
-    return _NUMBER_WORDS.sub(replace, text)
-
-
-def value(number: str, mult: str | None = None) -> str | None:
-    """A written number as a canonical decimal string ("19,984,378" -> "19984378", "0,30" ->
-    "0.3", "1.5" + "million" -> "1500000"), or None when it is not one number."""
-    digits = number
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?", digits):
-        digits = digits.replace(",", "")  # 19,984,378; and the Indian 2,32,822 (lakh grouping)
-    elif re.fullmatch(r"\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?", digits):  # 1.234.567 (and 1.234.567,89)
-        digits = digits.replace(".", "").replace(",", ".")
-    elif re.fullmatch(r"\d+,\d+", digits):
-        digits = digits.replace(",", ".")
-    try:
-        found = Decimal(digits)
-    except InvalidOperation:
-        return None
-    factor = {"thousand": 10**3, "k": 10**3, "million": 10**6, "m": 10**6, "billion": 10**9, "bn": 10**9}.get(mult or "", 1)
-    return format((found * factor).normalize(), "f")
-
-
 def _key(kind: str, match: re.Match[str]) -> str | None:
     groups = match.groupdict()
     if kind == "date":
@@ -190,7 +133,7 @@ def _key(kind: str, match: re.Match[str]) -> str | None:
 def extract(text: str) -> list[Field]:
     """The claim's fields, each once, in the order the kinds are tried (a date's day and year are
     not also numbers, an amount's value is not also a number)."""
-    prepared = _words_to_digits(normalise(text))
+    prepared = prepare(text)
     taken = [False] * len(prepared)
     found: dict[tuple[str, str], Field] = {}
     for kind, pattern in _PATTERNS:
@@ -214,10 +157,30 @@ def extract(text: str) -> list[Field]:
     return list(found.values())
 
 
+def canonical(text: str) -> str:
+    """The text as figures are compared (figures.prepare), with every date, amount and
+    percentage rewritten to its key ("2013-02-12", "EUR 165", "15%"): what the support score
+    embeds on both sides, so that a figure written differently does not read as other words."""
+    prepared = prepare(text)
+    spans: list[tuple[int, int, str]] = []
+    taken = [False] * len(prepared)
+    for kind, pattern in _PATTERNS:
+        if kind not in ("date", "amount", "percentage"):
+            continue
+        for match in pattern.finditer(prepared):
+            if any(taken[match.start():match.end()]) or (key := _key(kind, match)) is None:
+                continue
+            taken[match.start():match.end()] = [True] * (match.end() - match.start())
+            spans.append((match.start(), match.end(), key + "%" if kind == "percentage" else key))
+    for start, end, key in sorted(spans, reverse=True):
+        prepared = prepared[:start] + key + prepared[end:]
+    return prepared
+
+
 def facts(text: str) -> Facts:
     """Everything a passage states, by kind, plus each numeric value wherever it stands (inside a
     date or an amount too): a claim's bare number is stated by any of them."""
-    prepared = _words_to_digits(normalise(text))
+    prepared = prepare(text)
     keys: set[tuple[str, str]] = set()
     for kind, pattern in _PATTERNS:
         for match in pattern.finditer(prepared):
@@ -259,7 +222,7 @@ def _initialisms(text: str) -> frozenset[str]:
 
 
 def _lines(text: str) -> list[str]:
-    return _words_to_digits(unicodedata.normalize("NFKC", text).casefold()).splitlines()
+    return words_to_digits(unicodedata.normalize("NFKC", ascii_digits(text)).casefold()).splitlines()
 
 
 def _values(text: str) -> set[str]:

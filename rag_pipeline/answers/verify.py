@@ -15,8 +15,10 @@ the next, and each cheaper to establish):
 5. `quote_not_found`: the quoted span is not in the chunk's text (both normalised: Unicode NFKC,
    case, whitespace runs, typographic dashes and quotes);
 6. `unsupported`: an exact field of the claim (number, amount, percentage, date, duration,
-   identifier; answers/fields.py) is not in the chunk's text, or the support score (claim vs
-   chunk: similarity + weight x term coverage; answers/support.py) is under the threshold;
+   identifier; answers/fields.py) is not in the chunk's text, a figure of the claim stands in
+   the chunk for something else (answers/roles.py), or the support score (claim vs chunk:
+   similarity + weight x term coverage - weight x polarity flag; answers/support.py) is under
+   the threshold;
 7. `ok`.
 
 A claim is `supported` when some citation is `ok`, `uncited` without citations, else
@@ -34,7 +36,7 @@ import psycopg
 
 from rag_pipeline import store
 from rag_pipeline.answers import fields as exact
-from rag_pipeline.answers import support
+from rag_pipeline.answers import roles, support
 from rag_pipeline.answers.draft import AnswerError, Draft
 from rag_pipeline.embedding import Embedder
 
@@ -101,6 +103,7 @@ class Verification:
                 "judged_as_of": self.judged_as_of, "claims": [c.to_dict() for c in self.claims],
                 "support_threshold": {"threshold": round(self.threshold.value, 4),
                                       "coverage_weight": self.threshold.coverage_weight,
+                                      "polarity_weight": self.threshold.polarity_weight,
                                       "source": self.threshold.source}}
 
 
@@ -131,6 +134,7 @@ def verify(conn: psycopg.Connection, embedder: Embedder, draft: Draft, *, user: 
             "message": result.message,
             "model_id": entry["model_id"], "support_threshold": threshold.value,
             "support_coverage_weight": threshold.coverage_weight, "support_source": threshold.source,
+            "support_polarity_weight": threshold.polarity_weight,
             "support_calibration_id": calibration_id,
         })
     return result
@@ -196,8 +200,9 @@ def _superseded_reason(chunk: dict[str, Any], when: datetime) -> str:
 
 def _judge_support(conn: psycopg.Connection, embedder: Embedder, draft: Draft, checks: list[list[CitationCheck]],
                    threshold: support.Threshold) -> None:
-    """Exact fields first, then the support score, for every citation still pending (one model
-    call for all claims that need a score, one SQL statement for all term coverages)."""
+    """Exact fields first, then each figure's role, then the support score, for every citation
+    still pending (one model call for all claims and cited sentences that need a score, one SQL
+    statement for all term coverages)."""
     pending: list[tuple[int, CitationCheck]] = []
     facts: dict[int, exact.Facts] = {}
     for number, (claim, found) in enumerate(zip(draft.claims, checks)):
@@ -207,25 +212,31 @@ def _judge_support(conn: psycopg.Connection, embedder: Embedder, draft: Draft, c
                 continue
             claim_fields = exact.extract(claim.text) if claim_fields is None else claim_fields
             assert check.chunk is not None
-            passage = facts.setdefault(check.chunk_id, exact.facts(check.chunk["text"]))
+            if check.chunk_id not in facts:
+                facts[check.chunk_id] = exact.facts(check.chunk["text"])
+            passage = facts[check.chunk_id]
             absent = exact.missing(claim.text, claim_fields, passage)
             if absent:
                 check.status = "unsupported"
                 check.reason = (f"chunk {check.chunk_id} does not state the claim's "
                                 + ", ".join(f.describe() for f in absent[:5]))
+            elif claim_fields and (wrong := roles.misplaced(claim.text, check.chunk["text"])):
+                check.status = "unsupported"
+                check.reason = f"in chunk {check.chunk_id}, " + "; ".join(w.describe() for w in wrong[:5])
             else:
                 pending.append((number, check))
     if not pending:
         return
-    needed = sorted({n for n, _ in pending})
-    vectors = dict(zip(needed, embedder.encode([draft.claims[n].text for n in needed])))
-    similarity = support.similarities([vectors[n] for n, _ in pending], [c.chunk["embedding"] for _, c in pending])
-    coverage = store.answers.term_coverage(conn, [(c.chunk_id, draft.claims[n].text) for n, c in pending])
-    for (_, check), sim, cov in zip(pending, similarity, coverage):
-        value = support.score((sim, cov), threshold.coverage_weight)
-        check.score = {"similarity": round(sim, 4), "term_coverage": round(cov, 4), "score": round(value, 4)}
-        parts = f"similarity {sim:.3f}" + (f" + {threshold.coverage_weight:g} x term coverage {cov:.3f}"
-                                           if threshold.coverage_weight else "")
+    scored = support.evidence(conn, embedder, [(draft.claims[n].text, c.chunk_id, c.chunk) for n, c in pending])
+    for (_, check), found in zip(pending, scored):
+        value = support.score(found.evidence, threshold)
+        check.score = {"similarity": round(found.similarity, 4), "term_coverage": round(found.coverage, 4),
+                       "polarity_flag": int(found.flag), "score": round(value, 4)}
+        parts = f"similarity {found.similarity:.3f}" + (f" + {threshold.coverage_weight:g} x term coverage {found.coverage:.3f}"
+                                                       if threshold.coverage_weight else "")
+        if found.flag:
+            parts += (f" - {threshold.polarity_weight:g} x polarity flag: the claim and the passage's sentence "
+                      f"{found.sentence[:120]!r} differ in negation")
         if value >= threshold.value:
             check.status = "ok"
             check.reason = f"chunk {check.chunk_id} supports the claim: support score {value:.3f} ({parts}) >= {threshold.value:.3f}"

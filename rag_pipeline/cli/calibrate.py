@@ -109,19 +109,20 @@ def cmd_calibrate_support(args: argparse.Namespace) -> int:
         passed, refused = support.held_out_accuracies(held_ok, held_unsupported, fitted)
         store.answers.save_support_calibration(conn, {
             "model_id": model_id, "threshold": fitted.threshold, "coverage_weight": fitted.coverage_weight,
-            "eval_set": str(path), "eval_set_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "polarity_weight": fitted.polarity_weight, "eval_set": str(path), "eval_set_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
             "supported": len(ok), "unsupported": len(unsupported),
             "supported_accuracy": passed, "unsupported_accuracy": refused,
         })
     result = {"threshold": round(fitted.threshold, 4), "coverage_weight": fitted.coverage_weight,
-              "calibration_citations": {"ok": len(ok), "unsupported": len(unsupported)},
+              "polarity_weight": fitted.polarity_weight, "calibration_citations": {"ok": len(ok), "unsupported": len(unsupported)},
               "held_out_citations": {"ok": len(held_ok), "unsupported": len(held_unsupported)},
               "held_out_accuracy": {"ok": round(passed, 4), "unsupported": round(refused, 4)}}
     if args.json:
         emit_json(result)
         return EXIT_OK
     console().print(
-        f"support threshold {fitted.threshold:.3f} on similarity + {fitted.coverage_weight:g} x term coverage, calibrated on "
+        f"support threshold {fitted.threshold:.3f} on similarity + {fitted.coverage_weight:g} x term coverage - "
+        f"{fitted.polarity_weight:g} x polarity flag, calibrated on "
         f"{len(ok)} supporting and {len(unsupported)} non-supporting citations of {shown(str(path))}; on the "
         f"{len(held_ok) + len(held_unsupported)} held-out citations it passes {passed:.0%} of supporting and flags "
         f"{refused:.0%} of non-supporting ones")

@@ -49,9 +49,12 @@ def as_of(value: str | None) -> datetime | None:
 
 
 def document(conn: psycopg.Connection, uri: str) -> tuple[str, str]:
-    """(source, uri) of a document named with or without its source prefix."""
+    """(source, uri) of a document named with or without its source prefix. A name PostgreSQL
+    cannot hold (NUL, bytes that are not UTF-8) is looked up escaped, as such names are stored."""
     from rag_pipeline import store
+    from rag_pipeline.common.text import storable
 
+    uri = storable(uri)
     matches = store.history.find_documents(conn, uri)
     if not matches:
         raise UsageError(f"no document {uri!r} in the index (URIs are paths relative to the source root)")

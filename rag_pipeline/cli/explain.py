@@ -57,16 +57,25 @@ def _print(result: Explanation) -> None:
         out.print(f"  vector search {_strategy(strategy)}")
     if strategy.get("fulltext"):
         out.print(f"  full-text search {_fulltext(strategy['fulltext'])}")
+    purged = {t["chunk_id"] for t in result.texts if t.get("purged")}
     for label, rows in (("returned", s["results"]), ("runners-up", s["candidates"])):
         if rows:
             out.print(f"  {label}:")
         first = 1 if label == "returned" else len(s["results"]) + 1
         for rank, r in enumerate(rows, first):
-            out.print(f"    {rank}. chunk {r['chunk_id']} {shown(r['uri'])} v{r['version']}  score {r['score']:.4f}  {_branches(r)}")
-    texts_ok = all(t["unchanged"] for t in result.texts)
-    out.print(f"  returned texts {'unchanged (SHA-256 as logged)' if texts_ok else '[red]CHANGED since the search[/red]'}")
+            mark = "  [red]purged[/red]" if r["chunk_id"] in purged else ""
+            out.print(f"    {rank}. chunk {r['chunk_id']} {shown(r['uri'])} v{r['version']}  score {r['score']:.4f}  {_branches(r)}{mark}")
+    changed = [t for t in result.texts if not t["unchanged"]]
+    state = ("unchanged (SHA-256 as logged)" if not changed
+             else "[red]PURGED since the search[/red]" if all(t.get("purged") for t in changed)
+             else "[red]CHANGED since the search[/red]")
+    out.print(f"  returned texts {state}")
     for t in result.texts:
-        if not t["unchanged"]:
+        if t.get("purged"):
+            p = t["purged"]
+            out.print(f"    rank {t['rank']} chunk {t['chunk_id']}: [red]PURGED[/red] at {when(p['purged_at'])}"
+                      f" ({shown(p['reason'] or 'copied from a purged version')}): its text and vector are gone")
+        elif not t["unchanged"]:
             out.print(f"    rank {t['rank']} chunk {t['chunk_id']}: logged {t['logged_sha256']} now {t['current_sha256'] or 'missing'}")
     _print_replay(out, f"replay as of {when(result.replay.as_of)}", result.replay)
     if result.now is not None:

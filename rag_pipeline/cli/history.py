@@ -39,6 +39,8 @@ def cmd_history(args: argparse.Namespace) -> int:
         out.print(
             f"  v{v['version_no']} {v['status']:<10} {v['change']:<9} {window}  groups {shown(','.join(v['acl_groups']) or '(none)')}"
             f"  checksum {shown(str(v['checksum'] or '-')[:19])}  run {shown(v['run_id'])}  model {shown(v['model_name'] or '-')}"
+            + (f"  [red]PURGED[/red] {when(v['purged_at'])}: {shown(v['purge_reason'] or 'copied from a purged version')}"
+               if v["purged_at"] else "")
         )
     return EXIT_OK
 
@@ -58,14 +60,22 @@ def cmd_show(args: argparse.Namespace) -> int:
                     else f"a version live at {args.as_of}" if at else "a live version")
             raise UsageError(f"{source}/{uri} has no {what}; see `rag-pipeline history {uri}`")
         chunks = store.history.version_chunks(conn, version["id"])
+        version["purge"] = store.purge.version_purge(conn, version["id"])
     if args.json:
         emit_json({"source": source, "uri": uri, "version": {k: v for k, v in version.items() if k != "id"}, "chunks": chunks})
         return EXIT_OK
     out = console()
     out.print(f"[bold]{shown(source)}/{shown(uri)}[/bold] v{version['version_no']} ({version['status']}), {len(chunks)} chunks")
+    purge = version["purge"]
+    if purge:
+        out.print(f"[red]purged[/red] at {when(purge['purged_at'])} by {shown(purge['purged_by'] or '-')} (database user"
+                  f" {shown(purge['db_user'])}): {shown(purge['reason'])}; stored source bytes {shown(purge['blob'])}")
     for c in chunks:
         out.print(f"\n[bold]chunk {c['chunk_id']}[/bold] #{c['ord']} \\[{shown(' > '.join(c['section_path']) or '-')}] "
                   f"pages {pages(c['page_start'], c['page_end'])} chars {c['char_start']}-{c['char_end']}")
+        if c["purged_at"]:
+            out.print(f"[red]text and vector purged[/red] at {when(c['purged_at'])}")
+            continue
         out.print(f"embedded as: {_embedded_as(c.get('search_prefix'))}")
         out.print(shown(c["text"], one_line=False))
     return EXIT_OK

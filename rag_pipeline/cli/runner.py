@@ -19,6 +19,8 @@ from rag_pipeline.cli.output import err
 from rag_pipeline.common import heap
 from rag_pipeline.config import Config
 from rag_pipeline.definitions import load_definitions
+from rag_pipeline.defs.failures import step_failure_text
+from rag_pipeline.defs.jobs import source_job
 from rag_pipeline.defs.resources import build_resources
 from rag_pipeline.defs.tags import ALL_SOURCES, TAG_SOURCE, TAG_TRIGGER
 from rag_pipeline.sync.context import Progress, no_progress, prepare_database
@@ -99,8 +101,9 @@ def _instance(config: Config, index_url: str) -> Iterator[dg.DagsterInstance]:
 def run_sync(config: Config, sources: list[str], allow_mass_tombstone: bool, show_progress: bool = False) -> SyncOutcome:
     """Run the job; return the run's outcome as recorded in the index database."""
     url = prepare_database(config)  # starts the embedded server once for all steps of this process
-    job = load_definitions(component_catalogue=False).resolve_job_def("sync")
-    tags = {TAG_SOURCE: ",".join(sources) or ALL_SOURCES, TAG_TRIGGER: "cli"}
+    job = _job(config, sources)
+    names = sources or [s.name for s in config.sources]
+    tags = {TAG_SOURCE: names[0] if len(names) == 1 else ",".join(sources) or ALL_SOURCES, TAG_TRIGGER: "cli"}
     run_config = {
         "ops": {"plan": {"config": {"sources": sources, "allow_mass_tombstone": allow_mass_tombstone}}},
         # the CLI prints its own summary; Dagster's per-event console log stays in the UI/instance
@@ -116,11 +119,22 @@ def run_sync(config: Config, sources: list[str], allow_mass_tombstone: bool, sho
     return outcome
 
 
+def _job(config: Config, sources: list[str]) -> dg.JobDefinition:
+    """The job the UI runs for the same work: `sync_<source>` when the sync covers one source
+    (named, or the only one configured), so its runs list and queue limit include CLI syncs;
+    else the all-sources `sync`. The per-source job is built for this configuration, which
+    need not be the one the UI loads."""
+    definitions = load_definitions(component_catalogue=False)
+    names = sources or [s.name for s in config.sources]
+    if len(names) != 1:
+        return definitions.resolve_job_def("sync")
+    return source_job(names[0]).resolve(asset_graph=definitions.resolve_asset_graph())
+
+
 def _step_error(result: dg.ExecuteInProcessResult) -> str:
     """The first failed step's own error (the user code's exception, not Dagster's wrapper)."""
     for event in result.all_events:
-        if event.is_step_failure and event.step_failure_data and event.step_failure_data.error:
-            error = event.step_failure_data.error
-            error = error.cause or error
-            return f"step {event.step_key} failed: {error.cls_name}: {error.message.strip()}"
+        text = step_failure_text(event)
+        if text:
+            return text
     return "the run failed; see the Dagster logs"

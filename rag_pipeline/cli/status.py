@@ -42,9 +42,17 @@ def cmd_status(args: argparse.Namespace) -> int:
     for q in quarantine:
         out.print(f"  {shown(q['source'])}/{shown(q['uri'])} ({q['stage']}): {shown(q['error'])}")
     for r in runs:
-        gate = {True: "passed", False: "failed", None: "-"}[r["gate_passed"]]
-        reason = f" ({shown(r['gate_reason'])})" if r["gate_reason"] and not r["gate_passed"] else ""
-        out.print(f"run {shown(r['run_id'])} {r['status']} started {when(r['started_at'])} gate {gate}{reason}")
+        out.print(f"run {shown(r['run_id'])} {r['status']} started {when(r['started_at'])} {_gate_line(r)}")
         if r["status"] == store.runs.ABANDONED:
             out.print(f"  [yellow]{shown(r['error'])}[/yellow]")
     return EXIT_OK
+
+
+def _gate_line(run: dict) -> str:
+    """What the gate did. A run that staged nothing skipped the evaluation (the live index is what
+    the last publishing run's gate judged), so "gate passed" would claim a check that never ran."""
+    if run["status"] == "nothing_to_do":
+        return "nothing to do (gate skipped)"
+    gate = {True: "passed", False: "failed", None: "-"}[run["gate_passed"]]
+    reason = f" ({shown(run['gate_reason'])})" if run["gate_reason"] and not run["gate_passed"] else ""
+    return f"gate {gate}{reason}"

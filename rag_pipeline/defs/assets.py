@@ -16,7 +16,7 @@ from rag_pipeline import store
 from rag_pipeline.defs.resources import STEP_OUTPUTS, DocumentSources, EmbeddingModel, IndexDatabase, ProgressReporter
 from rag_pipeline.defs.retries import retry_transient
 from rag_pipeline.defs.source_assets import source_observation
-from rag_pipeline.defs.tags import TAG_OUTCOME
+from rag_pipeline.defs.tags import TAG_OUTCOME, TAG_SOURCE
 from rag_pipeline.sync import chunk, clean, embed, gate, parse, publish, stage
 from rag_pipeline.sync import plan as planning
 from rag_pipeline.sync.batches import Shard
@@ -34,7 +34,21 @@ class PlanConfig(dg.Config):
     allow_mass_tombstone: bool = False
 
 
+def sync_run_only(context: dg.OpExecutionContext | dg.AssetCheckExecutionContext, what: str) -> None:
+    """The steps run only inside a sync job: `sync`, `sync_<source>` or `rag-pipeline sync`, whose
+    runs carry the source tag (the queue's one-run-per-source limit) and plan, stage, gate and
+    publish together. A step materialised alone from the UI would escape the queue, and a gate
+    executed alone would judge nothing staged and turn green over a failed sync's verdict."""
+    if TAG_SOURCE not in context.run.tags:
+        raise dg.Failure(description=f"{what} runs only inside a sync job (`sync`, `sync_<source>` or "
+                                     "`rag-pipeline sync`); this run has no rag/source tag, so it was launched as a "
+                                     "single step: launch the source's job instead (`rag-pipeline eval` judges the "
+                                     "live index)")
+
+
 def _ctx(context: dg.OpExecutionContext, database: IndexDatabase, progress: ProgressReporter) -> SyncContext:
+    sync_run_only(context, f"the step {context.op.name!r}")
+
     def report(step: str, done: int, total: int) -> None:
         progress(step, done, total)
         if total and (done == total or done % 200 == 0):
@@ -297,7 +311,14 @@ def staged(context: dg.AssetExecutionContext, database: IndexDatabase,
 @dg.asset_check(asset=staged, blocking=True, description="Evaluation set against the index as it will look after publishing.")
 def evaluation_gate(context: dg.AssetCheckExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel,
                     progress: dg.ResourceParam[ProgressReporter]) -> dg.AssetCheckResult:
+    sync_run_only(context, "the evaluation gate")
     ctx = database.context(context.run.run_id, progress)
+    with ctx.connect() as conn:
+        planned = store.runs.get_run(conn, ctx.run_id) is not None
+    if not planned:
+        raise dg.Failure(description="the evaluation gate judges what its own run staged, and this run did not plan "
+                                     "(the check was executed without the sync's steps): launch the sync job, or run "
+                                     "`rag-pipeline eval` to judge the live index; no verdict recorded")
     report = gate.run_gate(ctx, embedding_model.get())
     metadata = gate_metadata(report, ctx.config.evaluation.thresholds)
     if not report.passed:
@@ -325,14 +346,17 @@ def gate_metadata(report: Any, thresholds: Mapping[str, float]) -> dict[str, Any
     mean: `failing_cases` when the gate failed, `cases_under_par` when it passed anyway (the
     aggregate met every threshold), so a passed gate never lists "failing" cases."""
     from rag_pipeline.evaluation.evaluate import MAX_METRICS
+    from rag_pipeline.evaluation.misses import misses_by_metric
 
     metadata: dict[str, Any] = {k: float(v) for k, v in report.metrics.items()}
-    rows = []
+    rows, unmet = [], []
     for name, value in report.metrics.items():
         bound = thresholds.get(name)
         rule = "-" if bound is None else (f"<= {bound:g}" if name in MAX_METRICS else f">= {bound:g}")
         ok = "-" if bound is None else ("yes" if (value <= bound if name in MAX_METRICS else value >= bound) else "NO")
         rows.append((name, f"{value:.3f}", rule, ok))
+        if ok == "NO":
+            unmet.append(name)
     metadata["thresholds"] = _md_table(("metric", "value", "threshold", "met"), rows)
     metadata["verdict"] = "passed" if report.passed else "failed: " + "; ".join(report.failures)
     missed = [(c.id, c.expected, c.refused, c.source_hit, c.evidence_hit, c.acl_leaks, c.superseded_hits)
@@ -340,6 +364,11 @@ def gate_metadata(report: Any, thresholds: Mapping[str, float]) -> dict[str, Any
     if missed:
         key = "cases_under_par" if report.passed else "failing_cases"
         metadata[key] = _md_table(("case", "expected", "refused", "source", "evidence", "leaks", "superseded"), missed)
+    # a failed metric's own cases, costliest first: rank, share of the shortfall, expected vs returned
+    for metric, misses in misses_by_metric(report.cases, unmet).items():
+        metadata[f"failing_{metric}"] = _md_table(
+            ("case", "rank", f"{metric} lost", "expected", "returned first"),
+            [(m.case, m.rank or "-", f"{m.loss:.4f}", m.expected, m.returned) for m in misses])
     return metadata
 
 

@@ -38,9 +38,9 @@ def source_job(source: str) -> dg.UnresolvedAssetJobDefinition:
 
     It runs its steps in one process, as the CLI does: the steps form a chain (each needs the
     previous one), so a process per step buys no parallelism and pays interpreter start-up and
-    the model load in each step (bench/bench_ui_path.py). The generic `sync` job keeps the
-    multiprocess executor, which proves the steps share nothing but PostgreSQL and the blob
-    store (what the Kubernetes or Celery executors need)."""
+    the model load in each step (bench/bench_ui_path.py). The generic `sync` job runs on the
+    executor RAG_PIPELINE_EXECUTOR names (definitions.py; by default also one process), so it
+    can spread its shards over Celery workers or pods."""
     return dg.define_asset_job(
         job_name(source),
         selection=dg.AssetSelection.groups(GROUP),

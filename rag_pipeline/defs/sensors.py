@@ -4,10 +4,14 @@ monitoring), record it in the index database, so the run's staged versions are d
 its source is free for the next sync; and tag it, so the runs list tells a gate failure
 (nothing published, by design) from a crash.
 
-Two sensors, because a run-failure sensor sees each failure event once (its cursor moves on
-even when a tick fails): `record_failed_sync_runs` reacts at once, `reconcile_sync_runs` sweeps
-every minute for index runs still marked running whose Dagster run has ended, so a missed event
-is repaired on the next sweep."""
+A run an operator cancelled is recorded the same way (nothing of it is published) but tagged
+`cancelled`, not `crashed`: the runs list must not send anyone looking for a bug that is a
+decision.
+
+Three sensors, because a run-status sensor sees each event once (its cursor moves on even when
+a tick fails): `record_failed_sync_runs` and `record_cancelled_sync_runs` react at once,
+`reconcile_sync_runs` sweeps every minute for index runs still marked running whose Dagster run
+has ended, so a missed event is repaired on the next sweep."""
 
 from __future__ import annotations
 
@@ -15,25 +19,48 @@ import dagster as dg
 
 from rag_pipeline import store
 from rag_pipeline.defs.resources import IndexDatabase
+from rag_pipeline.defs.source_assets import source_observation
 from rag_pipeline.defs.tags import TAG_OUTCOME
 from rag_pipeline.store.database import connect
 
 RECONCILE_INTERVAL_SECONDS = 60
+CANCELLED_REASON = "cancelled in Dagster (by an operator or a run-termination request): nothing was published"
 
 
-def _record(instance: dg.DagsterInstance, database: IndexDatabase, run_id: str, reason: str) -> str | None:
-    """Mark one ended Dagster run in the index and tag its outcome; returns what was recorded."""
+def _record(instance: dg.DagsterInstance, database: IndexDatabase, run_id: str, reason: str,
+            *, cancelled: bool = False) -> str | None:
+    """Mark one ended Dagster run in the index and tag its outcome; returns what was recorded.
+    A cancelled run is `failed` in the index (it published nothing; the index's statuses are
+    about the data) and `cancelled` in Dagster's tag (about who ended it)."""
     with connect(database.url()) as conn:
         run = store.runs.get_run(conn, run_id)
         if run is None:
-            return None  # failed before plan registered it: nothing staged, nothing locked
+            return None  # ended before plan registered it: nothing staged, nothing locked
         if run["status"] == "running":
             store.runs.fail_run(conn, run_id, status="failed", reason=reason)
             run = store.runs.get_run(conn, run_id) or run
-    outcome = "gate_failed" if run["status"] == "gate_failed" else "crashed" if run["status"] == "failed" else None
+    if run["status"] == "gate_failed":
+        outcome = "gate_failed"
+    elif run["status"] == "failed":
+        outcome = "cancelled" if cancelled else "crashed"
+    else:
+        outcome = None
     if outcome:
         instance.add_run_tags(run_id, {TAG_OUTCOME: outcome})
+        _observe_outcome(instance, database, run, outcome)
     return outcome
+
+
+def _observe_outcome(instance: dg.DagsterInstance, database: IndexDatabase, run: dict, outcome: str) -> None:
+    """The source's asset page is its history: a run that ended badly is observed there too (a
+    publishing or no-op run is observed by its own `published`/`plan` step), with the reason."""
+    with connect(database.url()) as conn:
+        live = store.status.index_status(conn)["sources"]
+    reason = run.get("gate_reason") if outcome == "gate_failed" else run.get("error")
+    for name in run.get("sources") or []:
+        observation = source_observation(name, outcome, live.get(name, {}), {})
+        metadata = {**observation.metadata, "run_id": run["run_id"], "reason": str(reason or "")[:2000]}
+        instance.report_runless_asset_event(dg.AssetObservation(asset_key=observation.asset_key, metadata=metadata))
 
 
 @dg.run_failure_sensor(
@@ -48,6 +75,20 @@ def record_failed_sync_runs(context: dg.RunFailureSensorContext, database: Index
     outcome = _record(context.instance, database, run_id, reason)
     if outcome:
         context.log.info(f"run {run_id} recorded as {outcome}: {reason}")
+
+
+@dg.run_status_sensor(
+    name="record_cancelled_sync_runs",
+    run_status=dg.DagsterRunStatus.CANCELED,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Marks sync runs an operator cancelled as failed in the index database, discards what "
+                "they staged, frees their source and tags them rag/outcome=cancelled.",
+)
+def record_cancelled_sync_runs(context: dg.RunStatusSensorContext, database: IndexDatabase) -> None:
+    run_id = context.dagster_run.run_id
+    outcome = _record(context.instance, database, run_id, CANCELLED_REASON, cancelled=True)
+    if outcome:
+        context.log.info(f"run {run_id} recorded as {outcome}")
 
 
 @dg.sensor(
@@ -65,7 +106,9 @@ def reconcile_sync_runs(context: dg.SensorEvaluationContext, database: IndexData
         run = context.instance.get_run_by_id(run_id)
         if run is None or not run.is_finished or run.status == dg.DagsterRunStatus.SUCCESS:
             continue  # unknown here (another instance), still going, or publishing its outcome
-        if _record(context.instance, database, run_id, f"the Dagster run ended as {run.status.value}"):
+        cancelled = run.status == dg.DagsterRunStatus.CANCELED
+        reason = CANCELLED_REASON if cancelled else f"the Dagster run ended as {run.status.value}"
+        if _record(context.instance, database, run_id, reason, cancelled=cancelled):
             repaired.append(run_id)
     return dg.SkipReason(f"recorded {len(repaired)} ended run(s) as failed: {', '.join(repaired)}" if repaired
                          else f"{len(running)} running sync(s), none ended")

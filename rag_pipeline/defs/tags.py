@@ -2,5 +2,5 @@
 
 TAG_SOURCE = "rag/source"  # the source a run syncs ("all" for a whole-index run); one run per value at a time
 TAG_TRIGGER = "rag/trigger"  # manual (UI launchpad), cli, schedule, sensor
-TAG_OUTCOME = "rag/outcome"  # set when a run ends badly: gate_failed (nothing published) or crashed
+TAG_OUTCOME = "rag/outcome"  # set when a run ends badly (nothing published): gate_failed, crashed or cancelled
 ALL_SOURCES = "all"

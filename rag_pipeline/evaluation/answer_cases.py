@@ -211,7 +211,7 @@ def answer_metrics(results: list[AnswerCaseResult]) -> dict[str, float]:
 
 
 def support_evidence(results: list[AnswerCaseResult]) -> tuple[list[support.Evidence], list[support.Evidence]]:
-    """(similarity, term coverage) of the citations that reached the support score, split by
+    """(similarity, term coverage, polarity flag) of the citations that reached the support score, split by
     their expected status: those expected `ok` and those expected `unsupported` (what the
     support threshold is calibrated from)."""
     ok, unsupported = [], []
@@ -220,6 +220,6 @@ def support_evidence(results: list[AnswerCaseResult]) -> tuple[list[support.Evid
             for x in claim["citations"]:
                 if x["support"] is None or x["expected"] not in ("ok", "unsupported"):
                     continue
-                found = (x["support"]["similarity"], x["support"]["term_coverage"])
+                found = (x["support"]["similarity"], x["support"]["term_coverage"], x["support"]["polarity_flag"])
                 (ok if x["expected"] == "ok" else unsupported).append(found)
     return ok, unsupported

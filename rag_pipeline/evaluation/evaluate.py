@@ -68,6 +68,7 @@ class CaseResult:
     acl_leaks: int
     superseded_hits: int
     results: list[dict[str, Any]] = field(default_factory=list)
+    expected_passage: str = ""  # what the case expects to find, for a person reading a miss
 
     @property
     def failed(self) -> bool:
@@ -237,7 +238,15 @@ def score_case(case: EvalCase, hits: list[Hit], refusal_threshold: refusal.Thres
         first_relevant_rank=rank if answerable else None,
         acl_leaks=leaks, superseded_hits=sum(1 for h in hits if h.chunk_id in superseded),
         results=[h.to_dict(with_text=False) for h in hits],
+        expected_passage=expected_passage(case),
     )
+
+
+def expected_passage(case: EvalCase) -> str:
+    """The case's expectation in one line: document › section › "evidence"."""
+    parts = [case.expect_source or "", case.expect_section or "",
+             " / ".join(f"\u201c{e}\u201d" for e in case.expect_evidence)]
+    return " \u203a ".join(p for p in parts if p) or ("(a refusal)" if case.expect_refused else "(any answer)")
 
 
 def _aggregate(results: list[CaseResult]) -> dict[str, float]:

@@ -82,10 +82,12 @@ def _explain(conn: psycopg.Connection, embedder: Embedder, log_id: int) -> Expla
     replay = _replay(conn, embedder, entry, then)
     now = _replay(conn, embedder, entry, None) if entry["as_of"] is None else None
     current = store.search_log.chunk_text_hashes(conn, [r["chunk_id"] for r in entry["results"]])
+    purged = store.purge.purged_chunks(conn, [r["chunk_id"] for r in entry["results"]])
     texts = [
         {"rank": rank, "chunk_id": r["chunk_id"], "logged_sha256": r.get("text_sha256"),
          "current_sha256": current.get(r["chunk_id"]),
-         "unchanged": r.get("text_sha256") is None or r.get("text_sha256") == current.get(r["chunk_id"])}
+         "unchanged": r.get("text_sha256") is None or r.get("text_sha256") == current.get(r["chunk_id"]),
+         "purged": purged.get(r["chunk_id"])}  # None, or when, why and by whom its text was purged
         for rank, r in enumerate(entry["results"], 1)
     ]
     return Explanation(search=entry, replay=replay, now=now, texts=texts,

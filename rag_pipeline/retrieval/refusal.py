@@ -125,14 +125,14 @@ def calibrate(answer: Sequence[Evidence | None], refuse: Sequence[Evidence | Non
     the smallest wins (closest to similarity alone). Deterministic for the same evidence."""
     if not answer or not refuse:
         raise ValueError("calibration needs at least one must-answer and one must-refuse question")
-    ranked = [(_auc(_scores(answer, w), _scores(refuse, w)), w) for w in sorted(weights)]
+    ranked = [(auc(_scores(answer, w), _scores(refuse, w)), w) for w in sorted(weights)]
     best = max(auc for auc, _ in ranked)
     weight = min(w for auc, w in ranked if auc >= best - AUC_TOLERANCE)
     return Calibration(threshold=threshold_between(_scores(answer, weight), _scores(refuse, weight)),
                        coverage_weight=weight)
 
 
-def _auc(answer_scores: Sequence[float], refuse_scores: Sequence[float]) -> float:
+def auc(answer_scores: Sequence[float], refuse_scores: Sequence[float]) -> float:
     """The share of (answer, refuse) pairs the score orders right; ties count half."""
     right = sum((a > r) + 0.5 * (a == r) for a in answer_scores for r in refuse_scores)
     return right / (len(answer_scores) * len(refuse_scores))

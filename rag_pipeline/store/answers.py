@@ -66,10 +66,10 @@ def record_answer(conn: psycopg.Connection, fields: dict[str, Any]) -> int:
     with conn.transaction():
         found = conn.execute(
             "INSERT INTO answers (search_id, judged_as_of, caller, draft, claims, verdict, message, model_id,"
-            " support_threshold, support_coverage_weight, support_source, support_calibration_id)"
+            " support_threshold, support_coverage_weight, support_source, support_calibration_id, support_polarity_weight)"
             " VALUES (%(search_id)s, %(judged_as_of)s, %(caller)s, %(draft)s::jsonb, %(claims)s::jsonb, %(verdict)s,"
             " %(message)s, %(model_id)s, %(support_threshold)s, %(support_coverage_weight)s, %(support_source)s,"
-            " %(support_calibration_id)s) RETURNING id",
+            " %(support_calibration_id)s, %(support_polarity_weight)s) RETURNING id",
             {**fields, "draft": json.dumps(fields["draft"]), "claims": json.dumps(fields["claims"], default=str)},
         ).fetchone()
     return int(found[0])
@@ -89,10 +89,11 @@ def save_support_calibration(conn: psycopg.Connection, fields: dict[str, Any]) -
     """Record a support calibration; the newest one per model is in force. Commits."""
     with conn.transaction():
         found = conn.execute(
-            "INSERT INTO support_calibrations (model_id, threshold, coverage_weight, eval_set, eval_set_sha256,"
-            " supported, unsupported, supported_accuracy, unsupported_accuracy)"
-            " VALUES (%(model_id)s, %(threshold)s, %(coverage_weight)s, %(eval_set)s, %(eval_set_sha256)s,"
-            " %(supported)s, %(unsupported)s, %(supported_accuracy)s, %(unsupported_accuracy)s) RETURNING id",
+            "INSERT INTO support_calibrations (model_id, threshold, coverage_weight, polarity_weight, eval_set,"
+            " eval_set_sha256, supported, unsupported, supported_accuracy, unsupported_accuracy)"
+            " VALUES (%(model_id)s, %(threshold)s, %(coverage_weight)s, %(polarity_weight)s, %(eval_set)s,"
+            " %(eval_set_sha256)s, %(supported)s, %(unsupported)s, %(supported_accuracy)s, %(unsupported_accuracy)s)"
+            " RETURNING id",
             fields,
         ).fetchone()
     return int(found[0])

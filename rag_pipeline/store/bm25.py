@@ -25,7 +25,10 @@ scores more than that, the list is exactly BM25's top `depth`. The bound is requ
 EXACT_DEPTH (what a caller reads; the fusion's deeper candidates are the best of the candidates,
 with exact scores): otherwise more terms are taken and the query repeats, while the rows stay
 within the budget; when they cannot, the list is the best of the candidates and the record says it
-is not proven exact (`exact_depth`: down to which rank it is).
+is not proven exact (`exact_depth`: down to which rank it is). A chunk holding `at_least` of the
+common (not taken) terms together is a candidate too (the bound then sums only the `at_least` - 1
+largest of theirs); GIN finds those with one tsquery per common term, in which that term is
+required (store/bm25_match.py), so no scan tests the union of the common words' posting lists.
 
 Views other than the live index (as of a time, a run's preview) read the live statistics for idf
 (an approximation: the view's own counts would cost a scan) and bound the weights loosely (k1+1),
@@ -33,7 +36,6 @@ so their lists stay exact for the idf they use."""
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,15 +43,18 @@ from typing import Any
 
 import psycopg
 
+from rag_pipeline.store.bm25_match import clause_leaves, match_queries
+
 BM25_K1 = 0.9  # as in rag_bm25_tf (migration 015), the one definition: a test checks they agree
 BM25_B = 0.4
 PIVOT = 184  # the length pivot of rag_bm25_tf, in tokens: what chunks average (module docstring)
 DIMENSION = 1_000_000_000  # of every weight vector: pgvector's largest sparsevec (rag_term_id's range)
 ROW_BUDGET = 20_000  # most candidate rows one full-text query reads
-FIRST_ROWS = 2_000  # the first try takes the rarest terms whose df sum stays within this
+FIRST_ROWS = 1_000  # the first try takes the rarest terms whose df sum stays within this
+TOGETHER_ROWS = 2_500  # and asks m common terms together, m chosen to match about this many
 EXACT_DEPTH = 10  # ranks the bound must prove; deeper ones are the best of the candidates
 MAX_QUERY_TERMS = 1_000  # a longer query is scored on its rarest terms (sparsevec holds 16,000)
-MAX_CLAUSES = 300  # AND clauses in one candidate tsquery ("at least m of the common terms")
+MAX_LEAVES = 400  # lexemes in the tsqueries of "at least m of the common terms", per configuration
 _RESCORE_MARGIN = 16  # candidates beyond the depth rescored exactly (float4 weights may tie-swap)
 _SLACK = 1e-5  # relative: float4 weights against float8 bounds
 
@@ -154,33 +159,6 @@ def _bound(common: Sequence[Term], at_least: int | None, loose: bool) -> float:
     return max((sum(sorted(v, reverse=True)[:keep]) for v in per_cfg.values()), default=0.0)
 
 
-def _clauses(common: Sequence[Term], at_least: int) -> int:
-    """AND clauses of the tsquery 'at least `at_least` of the common terms' (per configuration)."""
-    per_cfg: dict[str, int] = {}
-    for t in common:
-        per_cfg[t.cfg] = per_cfg.get(t.cfg, 0) + 1
-    return sum(math.comb(n, at_least) for n in per_cfg.values())
-
-
-def _match_queries(taken: Sequence[Term], common: Sequence[Term], at_least: int | None) -> dict[str, str]:
-    """Per configuration, the tsquery of the candidates: any taken term, or `at_least` of the
-    common ones together (GIN intersects their posting lists; no row is read for a chunk that
-    holds only one common word)."""
-    from rag_pipeline.store.text_search import or_query
-
-    parts: dict[str, list[str]] = {}
-    for t in taken:
-        parts.setdefault(t.cfg, []).append(or_query([t.lexeme]))
-    if at_least is not None:
-        by_cfg: dict[str, list[str]] = {}
-        for t in common:
-            by_cfg.setdefault(t.cfg, []).append(t.lexeme)
-        for cfg, lexemes in by_cfg.items():
-            parts.setdefault(cfg, []).extend(
-                "(" + " & ".join(or_query([x]) for x in combo) + ")" for combo in itertools.combinations(lexemes, at_least))
-    return {cfg: " | ".join(v) for cfg, v in parts.items()}
-
-
 # The candidate CTEs of one try: the chunks matching the taken terms (at most budget + 1 rows, to
 # tell an overflow) with their approximate score (float4 inner product with their configuration's
 # query vector), the best of them (`fts_top`) rescored exactly in float8 from the tsvector, so the
@@ -194,15 +172,15 @@ def _match_queries(taken: Sequence[Term], common: Sequence[Term], at_least: int 
 _CANDIDATES_BY_VERSION = """
         SELECT c.id, -(c.bm25 <#> oq.qv) AS approx
         FROM chunks c JOIN document_versions v ON v.id = c.version_id
-        JOIN unnest(%(q_cfg)s::regconfig[], %(q_or)s::tsquery[], %(q_vec)s::sparsevec[]) AS oq(cfg, q, qv)
-          ON c.ts_config = oq.cfg AND c.tsv @@ oq.q
+        JOIN unnest(%(q_cfg)s::regconfig[], %(q_vec)s::sparsevec[]) WITH ORDINALITY AS oq(cfg, qv, i)
+          ON c.ts_config = oq.cfg AND c.tsv @@ ANY ((%(q_or)s::tsquery[])[oq.i:oq.i])
         WHERE {where} LIMIT %(budget)s + 1"""
 _CANDIDATES_BY_INDEX = """
         SELECT c.id, -(c.bm25 <#> oq.qv) AS approx
-        FROM unnest(%(q_cfg)s::regconfig[], %(q_or)s::tsquery[], %(q_vec)s::sparsevec[]) AS oq(cfg, q, qv)
-        JOIN chunks c ON c.ts_config = oq.cfg AND c.tsv @@ oq.q
+        FROM chunks c JOIN unnest(%(q_cfg)s::regconfig[], %(q_vec)s::sparsevec[]) WITH ORDINALITY AS oq(cfg, qv, i)
+          ON c.ts_config = oq.cfg AND (%(one_cfg)s OR c.tsv @@ ANY ((%(q_or)s::tsquery[])[oq.i:oq.i]))
         CROSS JOIN LATERAL (SELECT 1 FROM document_versions v WHERE v.id = c.version_id AND {versions} OFFSET 0) seen
-        WHERE c.model_id = %(model_id)s LIMIT %(budget)s + 1"""
+        WHERE c.tsv @@ ANY (%(q_any)s::tsquery[]) AND c.model_id = %(model_id)s LIMIT %(budget)s + 1"""
 BY_VERSION_MAX_CHUNKS = 5_000  # at most this many visible chunks: read them by version
 
 
@@ -260,26 +238,51 @@ class Ranking:
         self.vectors = sparse_queries(self.scored)
         first_rows = min(self.limit // 2, FIRST_ROWS)
         self.taken = len(self.scored) if budget is None else _next_taken(self.scored, 0, first_rows, 1.0, first=True)
-        self.at_least: int | None = _first_at_least(self.scored[self.taken:], live_chunks, min(self.limit // 2, FIRST_ROWS * 4))
+        self.together_rows = min(self.limit // 2, TOGETHER_ROWS)  # what 'at least m of the common' may match
+        self.at_least: int | None = self._together()
         self.best: Ranked | None = None
         self._settle()
+        while (self.at_least is None and budget is not None and self.taken + 2 < len(self.scored)
+               and sum(t.df for t in self.scored[:self.taken + 1]) <= first_rows * 2):
+            # 'at least m' of so many common terms needs too long a query: take their rarest
+            # (fewer common terms, a smaller m), while the taken terms' rows stay few
+            self.taken += 1
+            self.at_least = self._together()
+            self._settle()
 
     @property
     def empty(self) -> Ranked | None:
         """The result without any query, when no term can match."""
         return None if self.scored else Ranked([], [], {**self.record, "exact": True, "taken": 0})
 
+    def _together(self) -> int | None:
+        """How many of the common terms a candidate must hold together: the fewest expected to
+        match within `together_rows`, or fewer when their tsqueries would be too long (more rows,
+        a tighter bound) as long as the rows expected stay within half the budget; None when
+        even that fails (then only taken terms find candidates)."""
+        common = self.scored[self.taken:]
+        at_least = _first_at_least(common, self.live_chunks, self.together_rows)
+        while at_least > 2 and clause_leaves(common, at_least) > MAX_LEAVES:
+            at_least -= 1
+        too_many = self.live_chunks > 0 and _expected(common, at_least, self.live_chunks) > self.limit // 2
+        if too_many or clause_leaves(common, at_least) > MAX_LEAVES:  # (no live chunk: nothing to expect by)
+            return None
+        return at_least
+
     def _settle(self) -> None:
         common = self.scored[self.taken:]
         if self.at_least is not None and (not common or self.at_least > len(common)
-                                          or _clauses(common, self.at_least) > MAX_CLAUSES):
+                                          or clause_leaves(common, self.at_least) > MAX_LEAVES):
             self.at_least = None
         if self.taken == 0 and self.at_least is None and self.scored:
             self.taken = 1
 
     def params(self) -> dict[str, Any]:
-        queries = _match_queries(self.scored[:self.taken], self.scored[self.taken:], self.at_least)
-        return {"q_cfg": list(queries), "q_or": list(queries.values()), "q_vec": [self.vectors[c] for c in queries],
+        queries = match_queries(self.scored[:self.taken], self.scored[self.taken:], self.at_least)
+        width = max((len(q) for q in queries.values()), default=1)  # a rectangular array: repeat the first
+        return {"q_cfg": list(queries), "q_or": [q + q[:1] * (width - len(q)) for q in queries.values()],
+                "q_vec": [self.vectors[c] for c in queries], "q_any": [q for v in queries.values() for q in v],
+                "one_cfg": len(queries) == 1,
                 "budget": self.limit, "top": self.depth + _RESCORE_MARGIN,
                 **idf_params(self.terms)}
 
@@ -299,7 +302,7 @@ class Ranking:
             return current
         if overflow:
             if (self.at_least is not None and self.at_least + 1 <= len(common)
-                    and _clauses(common, self.at_least + 1) <= MAX_CLAUSES):
+                    and clause_leaves(common, self.at_least + 1) <= MAX_LEAVES):
                 self.at_least += 1  # fewer candidates: chunks holding one more common term together
                 self._settle()
                 return None
@@ -312,6 +315,8 @@ class Ranking:
             return current
         ratio = max(matched, 1) / max(sum(t.df for t in self.scored[:self.taken]), 1)
         self.taken = _next_taken(self.scored, self.taken, self.limit // 2, ratio)
+        # the fewer common terms left may be asked together again (the bound sums m - 1 of them)
+        self.at_least = self._together()
         self._settle()
         return None
 

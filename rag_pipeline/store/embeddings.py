@@ -15,7 +15,7 @@ def find_embeddings(conn: psycopg.Connection, hashes: Sequence[str], model_id: i
         return {}
     rows = conn.execute(
         "SELECT DISTINCT ON (content_hash) content_hash, embedding FROM chunks"
-        " WHERE model_id = %s AND content_hash = ANY(%s)",
+        " WHERE model_id = %s AND content_hash = ANY(%s) AND embedding IS NOT NULL",  # a purged chunk has none
         (model_id, list(set(hashes))),
     ).fetchall()
     return {r[0]: np.asarray(r[1].to_numpy(), dtype=np.float32) for r in rows}

@@ -23,7 +23,8 @@ def find_documents(conn: psycopg.Connection, uri: str) -> list[tuple[str, str]]:
 def history(conn: psycopg.Connection, source: str, uri: str) -> list[dict[str, Any]]:
     return rows(conn,
             "SELECT version_no, kind, change, status, checksum, valid_from, valid_to, acl_groups, run_id,"
-            " parser_version, chunker_version, model_name, model_revision"
+            " parser_version, chunker_version, model_name, model_revision, purged_at,"
+            " (SELECT p.reason FROM purges p WHERE p.version_id = document_history.version_id) AS purge_reason"
             " FROM document_history WHERE source = %s AND uri = %s"
             " ORDER BY version_no",
             (source, uri),
@@ -50,6 +51,6 @@ def version_for(conn: psycopg.Connection, source: str, uri: str, version_no: int
 def version_chunks(conn: psycopg.Connection, version_id: int) -> list[dict[str, Any]]:
     return rows(conn,
             "SELECT id AS chunk_id, ord, section_path, page_start, page_end, char_start, char_end,"
-            " token_count, search_prefix, text FROM chunks WHERE version_id = %s ORDER BY ord",
+            " token_count, search_prefix, text, purged_at FROM chunks WHERE version_id = %s ORDER BY ord",
             (version_id,),
         )

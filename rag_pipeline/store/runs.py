@@ -247,3 +247,14 @@ def fail_run(conn: psycopg.Connection, run_id: str, *, status: str, reason: str)
 def running_run_ids(conn: psycopg.Connection) -> list[str]:
     """Runs the index still records as running (for reconciliation with the orchestrator)."""
     return [r["run_id"] for r in rows(conn, "SELECT run_id FROM runs WHERE status = 'running' ORDER BY started_at", ())]
+
+
+def last_successful_syncs(conn: psycopg.Connection, sources: Sequence[str]) -> dict[str, Any]:
+    """Each named source's last successful sync (published or nothing to do): when it finished
+    (None: never). What the freshness check judges."""
+    found = dict.fromkeys(sources)
+    for last in rows(conn, "SELECT s.source, max(r.finished_at) AS at FROM runs r CROSS JOIN LATERAL unnest(r.sources) AS s(source)"
+                          " WHERE r.status IN ('published', 'nothing_to_do') AND s.source = ANY(%s) GROUP BY s.source",
+                    (list(sources),)):
+        found[last["source"]] = last["at"]
+    return found

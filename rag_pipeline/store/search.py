@@ -188,7 +188,7 @@ def _vector_branch(plan: VectorPlan, where: str, view: View) -> str:
         SELECT c.id, row_number() OVER (ORDER BY c.embedding <=> %(qvec)s, c.id) AS rnk,
                1 - (c.embedding <=> %(qvec)s) AS score
         FROM chunks c JOIN document_versions v ON v.id = c.version_id
-        WHERE {where}
+        WHERE {where} AND c.embedding IS NOT NULL
         ORDER BY c.embedding <=> %(qvec)s, c.id LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments
     dims = int(plan.dimension)  # type: ignore[arg-type] -- an index strategy always has one
     distance = f"c.embedding::vector({dims}) <=> %(qvec)s::vector({dims})"

@@ -44,12 +44,15 @@ def prepare(
     """One round trip for everything `search_chunks` and the refusal decision need besides the
     query vector (run it in the caller's transaction, after set_session_groups): the model of
     the view (the newest visible content version's: a sync never mixes models), the vector
-    plan's estimate counted as `plan_vector` counts it (when `vector`), the query's terms and
+    plan's estimate (when `vector`: for the live index the live chunks the groups see, from the
+    statistics kept at publish, which `plan_vector`'s count equals; for another view counted as
+    `plan_vector` counts it: 5,001 index probes for a broad caller), the query's terms and
     statistics (store/bm25.py), the calibration, and a search log id (when `log`)."""
     limit = search.EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows  # read now: a setting
+    live = view == View()
     where = _where(view).replace("c.model_id = %(model_id)s", "v.model_id = (SELECT id FROM search_model)")
     estimate = (f"(SELECT count(*) FROM (SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id"  # noqa: S608 -- fixed fragments
-                f" WHERE {where} LIMIT %(limit)s) passed)") if vector else "NULL::bigint"
+                f" WHERE {where} LIMIT %(limit)s) passed)") if vector and not live else "NULL::bigint"
     sql = f"""
     WITH RECURSIVE {bm25.TERM_CTES}, search_model AS MATERIALIZED (
         SELECT e.* FROM embedding_models e WHERE e.id = ({_model_sql(view)})
@@ -62,12 +65,15 @@ def prepare(
            CASE WHEN %(log)s THEN nextval(pg_get_serial_sequence('search_log', 'id')) END AS log_id,
            {bm25.TERM_COLUMNS}
     """  # noqa: S608 -- fixed fragments; values are parameters
-    params = {**_filter_params(groups, 0, view), **bm25.term_params(query_text, groups, live=view == View()),
+    params = {**_filter_params(groups, 0, view), **bm25.term_params(query_text, groups, live=live),
               "limit": limit + 1, "calibration_mode": calibration_mode, "log": log}
     found = rows(conn, sql, params, prepare=True)[0]
     model = found["model"]
     plan = None
     if vector and model is not None:
-        plan = _plan(int(found["estimate"]), model["dimension"], found["index"], limit)
+        # the live index: the live chunks of the access sets the groups overlap, kept at publish
+        # (fts_acl_corpus; one model per live index), capped as the count would be: no scan
+        estimate = min(int(found["fts_live"]), limit + 1) if live else int(found["estimate"])
+        plan = _plan(estimate, model["dimension"], found["index"], limit)
     return Prepared(found["searched_at"], model, bm25.terms_from(found["fts_terms"], found["fts_live"]), plan,
                     found["calibration"], found["log_id"])

@@ -26,18 +26,21 @@ class LiveVersion:
     cleaner_version: str
     chunker_version: str
     model_id: int
+    purged: bool = False  # its text was purged (migration 018): the same bytes never bring it back
 
 
 def live_versions(conn: psycopg.Connection, source: str) -> dict[str, LiveVersion]:
     rows = conn.execute(
         "SELECT d.uri, v.id, v.version_no, v.checksum, v.acl_groups, v.parser_version,"
-        " v.cleaner_version, v.chunker_version, v.model_id"
+        " v.cleaner_version, v.chunker_version, v.model_id,"
+        # a version's chunks are purged together: its first one says (one probe of chunks' key)
+        " coalesce((SELECT c.purged_at IS NOT NULL FROM chunks c WHERE c.version_id = v.id ORDER BY c.ord LIMIT 1), false)"
         " FROM document_versions v JOIN documents d ON d.id = v.document_id"
         " WHERE d.source = %s AND v.status = 'live' AND v.kind = 'content'",
         (source,),
     ).fetchall()
     return {
-        r[0]: LiveVersion(r[1], r[2], r[3], tuple(r[4]), r[5] or "", r[6] or "", r[7] or "", r[8])
+        r[0]: LiveVersion(r[1], r[2], r[3], tuple(r[4]), r[5] or "", r[6] or "", r[7] or "", r[8], r[9])
         for r in rows
     }
 
@@ -178,13 +181,15 @@ def _note_copy_table(conn: psycopg.Connection) -> None:
 
 def stage_acl_version(conn: psycopg.Connection, run_id: str, source: str, uri: str, acl_groups: Sequence[str]) -> bool:
     """A new version that differs only in ACL groups: same chunks and embeddings, copied
-    (content rows stay immutable per version), nothing re-embedded. Commits."""
+    (content rows stay immutable per version), nothing re-embedded; chunks of a purged version
+    are copied purged. The live version is read FOR SHARE: a purge of the document in progress
+    (store.purge.lock_versions) finishes first, so its text is never copied. Commits."""
     with conn.transaction():
         live = conn.execute(
             "SELECT v.id, v.checksum, v.blob_sha256, v.size_bytes, v.media_type, v.parser_version,"
             " v.cleaner_version, v.chunker_version, v.model_id, v.cleaning_counts, v.language"
             " FROM document_versions v JOIN documents d ON d.id = v.document_id"
-            " WHERE d.source = %s AND d.uri = %s AND v.status = 'live'",
+            " WHERE d.source = %s AND d.uri = %s AND v.status = 'live' FOR SHARE OF v",
             (source, uri),
         ).fetchone()
         if live is None:
@@ -202,9 +207,10 @@ def stage_acl_version(conn: psycopg.Connection, run_id: str, source: str, uri: s
             return False
         conn.execute(
             "INSERT INTO chunks (version_id, ord, section_path, page_start, page_end, char_start, char_end,"
-            " token_count, content_hash, text, search_prefix, model_id, embedding, ts_config, tsv)"
+            " token_count, content_hash, text, search_prefix, model_id, embedding, ts_config, tsv, purged_at)"
             " SELECT %s, ord, section_path, page_start, page_end, char_start, char_end, token_count,"
-            " content_hash, text, search_prefix, model_id, embedding, ts_config, tsv FROM chunks WHERE version_id = %s",
+            " content_hash, text, search_prefix, model_id, embedding, ts_config, tsv, purged_at"
+            " FROM chunks WHERE version_id = %s",
             (version_id, live[0]),
         )
         conn.execute(  # a quarantined item keeps its stage: its content still failed

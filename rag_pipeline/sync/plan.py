@@ -122,8 +122,11 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
         try:
             if isinstance(obj, SkippedObject):
                 raise ObjectReadError(obj.reason)
+            learned_before = len(learned)
             action, item, too_large = _plan_object(ctx, source, source_config.name, obj, live.get(obj.uri),
                                                    known.get(obj.uri), model_id, learned, refusals.get(obj.uri))
+            if len(learned) > learned_before:
+                _forget_purged_bytes(ctx, conn, live.get(obj.uri), action, learned[-1][2])
         except ObjectReadError as exc:
             counts["skipped"] += 1
             stage = "list" if isinstance(obj, SkippedObject) else "read"
@@ -181,6 +184,17 @@ def _plan_object(ctx: SyncContext, source, source_name: str, obj: SourceObject, 
     return action, _item(ctx, source, source_name, obj, action, blob), False
 
 
+def _forget_purged_bytes(ctx: SyncContext, conn, live: store.versions.LiveVersion | None, action: str,  # noqa: ANN001
+                         blob: str) -> None:
+    """A listing fingerprint it did not know (an S3 ETag) made the plan read and store an object's
+    bytes; if they are the bytes of a purged live version (same checksum: nothing to index), they
+    go again unless something not purged uses them, so a purge stays a purge."""
+    if live is None or not live.purged or action not in ("unchanged", "acl_changed"):
+        return
+    if not store.purge.blob_users(conn, blob, []):
+        ctx.blobs.delete(blob)
+
+
 def _read(source, uri: str) -> bytes:  # noqa: ANN001
     """A listed object's bytes; one that vanished since the listing is an ObjectReadError
     (quarantined for this run, gone on the next), never a crash."""
@@ -229,6 +243,8 @@ def _action(obj: SourceObject, live: store.versions.LiveVersion | None, model_id
         return "new"
     if live.checksum != obj.checksum:
         return "changed"
+    if live.purged:  # the same bytes never bring purged text back (not even a new parser's reparse)
+        return "acl_changed" if tuple(sorted(live.acl_groups)) != tuple(sorted(obj.acl_groups)) else "unchanged"
     if (
         live.parser_version != parser_version_for_name(obj.uri)
         or live.cleaner_version != CLEANER_VERSION

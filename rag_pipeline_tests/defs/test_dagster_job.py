@@ -308,9 +308,9 @@ def test_failed_ui_runs_are_recorded_and_release_their_source(job_config: Path, 
 
 
 def test_the_job_runs_with_the_multiprocess_executor(job_config: Path, tmp_path: Path, db_url: str) -> None:
-    """Every step in its own process, as `dagster dev` runs it: the steps share nothing but
-    PostgreSQL and the blob store, and the run still publishes."""
-    code, log = _execute_as_dagster_does("sync", job_config, tmp_path)
+    """Every step in its own process (RAG_PIPELINE_EXECUTOR=multiprocess): the steps share
+    nothing but PostgreSQL and the blob store, and the run still publishes."""
+    code, log = _execute_as_dagster_does("sync", job_config, tmp_path, executor="multiprocess")
     assert "Executing steps using multiprocess executor" in log
     assert "loaded the embedding model while the parser process started" not in log  # another process embeds
     assert code == 0, log[-3000:]
@@ -329,12 +329,14 @@ def test_the_job_runs_with_the_multiprocess_executor(job_config: Path, tmp_path:
     assert succeeded <= workers, log[-3000:]
 
 
-def test_a_per_source_job_runs_in_one_process_with_one_parser_and_the_model_loaded_while_it_starts(
-        job_config: Path, tmp_path: Path, db_url: str) -> None:
+@pytest.mark.parametrize("job", ["sync_larkspur", "sync"])
+def test_sync_jobs_run_in_one_process_with_one_parser_and_the_model_loaded_while_it_starts(
+        job: str, job_config: Path, tmp_path: Path, db_url: str) -> None:
     """The per-source jobs (what the UI's schedules and sensors launch) run on Dagster's
     in-process executor: their run, launched as `dagster` launches it, shares the parser and
-    the model between steps like the CLI's, and publishes."""
-    code, log = _execute_as_dagster_does("sync_larkspur", job_config, tmp_path)
+    the model between steps like the CLI's, and publishes. So does the all-sources `sync` (what
+    `nightly_sync` runs) unless RAG_PIPELINE_EXECUTOR names another executor."""
+    code, log = _execute_as_dagster_does(job, job_config, tmp_path)
     assert code == 0, log[-3000:]
     assert "Executing steps in process" in log and "Executing steps using multiprocess executor" not in log
     assert log.count("loaded the embedding model while the parser process started") == 1
@@ -345,15 +347,15 @@ def test_a_per_source_job_runs_in_one_process_with_one_parser_and_the_model_load
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'") == [(7,)]
 
 
-def _execute_as_dagster_does(job: str, config: Path, tmp_path: Path) -> tuple[int, str]:
+def _execute_as_dagster_does(job: str, config: Path, tmp_path: Path, executor: str = "") -> tuple[int, str]:
     """`dagster job execute` of one job in a fresh process with its own DAGSTER_HOME, with the
-    job's own executor: (exit code, console log)."""
+    job's own executor (RAG_PIPELINE_EXECUTOR=`executor`): (exit code, console log)."""
     import subprocess
     import sys
 
     home = tmp_path / "dagster_home"
     home.mkdir()
-    env = {**os.environ, "DAGSTER_HOME": str(home), "RAG_PIPELINE_CONFIG": str(config)}
+    env = {**os.environ, "DAGSTER_HOME": str(home), "RAG_PIPELINE_CONFIG": str(config), "RAG_PIPELINE_EXECUTOR": executor}
     dagster = Path(sys.executable).parent / "dagster"
     done = subprocess.run([str(dagster), "job", "execute", "-m", "rag_pipeline.definitions", "-j", job],
                           cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600)

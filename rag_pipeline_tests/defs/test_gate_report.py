@@ -42,3 +42,42 @@ def test_a_failed_gate_lists_failing_cases_and_says_why() -> None:
     assert metadata["verdict"] == "failed: ndcg = 0.900 is under 0.95"
     assert "missed" in metadata["failing_cases"].value and "cases_under_par" not in metadata
     assert "| ndcg | 0.900 | >= 0.95 | NO |" in metadata["thresholds"].value
+
+
+def _ranked(case_id: str, rank: int | None, *, refused: bool = False, expected: str = "answer") -> CaseResult:
+    hit = {"uri": "policies/travel.pdf", "version": 2, "section_path": ["Travel", "2 Approval"]}
+    return CaseResult(id=case_id, question="q", groups=["all-staff"], expected=expected, refused=refused,
+                      correct_refusal=refused == (expected == "refused"), source_hit=None, evidence_hit=None,
+                      first_relevant_rank=rank if expected == "answer" else None, acl_leaks=0, superseded_hits=0,
+                      results=[] if refused else [hit], expected_passage="policies/travel.pdf \u203a \u201chead of | department\u201d")
+
+
+def test_a_gate_failed_on_ndcg_lists_the_low_ranked_cases_with_rank_cost_and_passages() -> None:
+    from rag_pipeline.evaluation.evaluate import _aggregate
+
+    cases = [_ranked("top", 1), _ranked("third", 3), _ranked("absent", None),
+             _ranked("wrongly-answered", None, expected="refused")]  # a refusal mistake: not an nDCG loss
+    metrics = {**{m: 1.0 for m in METRICS}, **_aggregate(cases)}
+    report = EvalReport(metrics=metrics, cases=cases, passed=False, failures=[f"ndcg = {metrics['ndcg']:.3f} is under 0.9"], k=5)
+    metadata = gate_metadata(report, {**DEFAULT_THRESHOLDS, "ndcg": 0.9})
+    table = metadata["failing_ndcg"].value.splitlines()
+    assert [row.split(" | ")[0].strip("| ") for row in table[2:]] == ["absent", "third"]  # costliest first
+    losses = [float(row.split(" | ")[2]) for row in table[2:]]
+    assert abs(sum(losses) - (1 - metrics["ndcg"])) < 1e-3  # the rows add up to the shortfall
+    assert "| third | 3 | 0.1667 |" in metadata["failing_ndcg"].value
+    assert "head of \\| department" in table[3] and "policies/travel.pdf v2 \u203a Travel \u203a 2 Approval" in table[3]
+    assert "failing_refusal_accuracy" not in metadata  # its threshold was met: no table for it
+    assert "wrongly-answered" in metadata["failing_cases"].value  # the full list stays
+
+
+def test_a_gate_failed_on_refusals_lists_the_refusal_mistakes_under_that_metric() -> None:
+    from rag_pipeline.evaluation.evaluate import _aggregate
+
+    cases = [_ranked("fine", 1), _ranked("refused-wrongly", None, refused=True), _ranked("must-refuse", None, expected="refused")]
+    metrics = _aggregate(cases)
+    report = EvalReport(metrics=metrics, cases=cases, passed=False, failures=["refusal_accuracy under"], k=5)
+    metadata = gate_metadata(report, {**DEFAULT_THRESHOLDS, "refusal_accuracy": 0.9, "ndcg": 0.0, "mrr": 0.0})
+    rows = metadata["failing_refusal_accuracy"].value
+    assert "refused-wrongly" in rows and "must-refuse" in rows and "| fine |" not in rows
+    assert "(refused)" in rows
+    assert "failing_ndcg" not in metadata

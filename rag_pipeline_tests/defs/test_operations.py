@@ -53,7 +53,9 @@ def test_cli_and_ui_runs_are_one_history_whatever_the_working_folder(ops, tmp_pa
     ui_run = stack.launch(JOB)
     assert stack.wait_finished(ui_run)["status"] == "SUCCESS"
     runs = {r["runId"]: r for r in stack.runs()}
-    assert runs[cli_run]["tags"]["rag/trigger"] == "cli" and runs[cli_run]["tags"]["rag/source"] == "all"
+    # a sync of the only source runs its per-source job: the source's runs list holds CLI syncs too
+    assert runs[cli_run]["tags"]["rag/trigger"] == "cli" and runs[cli_run]["tags"]["rag/source"] == SOURCE
+    assert runs[cli_run]["jobName"] == runs[ui_run]["jobName"] == JOB
     assert runs[ui_run]["tags"]["rag/trigger"] == "manual" and runs[ui_run]["tags"]["rag/source"] == SOURCE
     assert {_index_status(url, cli_run), _index_status(url, ui_run)} <= {"published", "nothing_to_do"}
 
@@ -119,6 +121,7 @@ def test_the_ui_lists_per_source_jobs_schedules_and_sensors(ops) -> None:
     repo = data["repositoryOrError"]
     assert {"sync", JOB} <= {j["name"] for j in repo["jobs"]}
     sensors = {s["name"]: s["sensorState"]["status"] for s in repo["sensors"]}
-    assert sensors["record_failed_sync_runs"] == "RUNNING" and sensors["reconcile_sync_runs"] == "RUNNING"
+    assert all(sensors[name] == "RUNNING" for name in ("record_failed_sync_runs", "record_cancelled_sync_runs",
+                                                      "reconcile_sync_runs", "alert_on_failed_sync_runs", "source_freshness"))
     assert sensors[f"{JOB}_on_change"] == "STOPPED"  # watch: false in this config
     assert PROJECT_ROOT.joinpath("workspace.yaml").exists()

@@ -108,3 +108,59 @@ def test_each_source_is_an_asset_of_the_catalog_with_where_it_lives(tmp_path: Pa
     handbook = dg.AssetKey(["source", "hand-book"])
     assert definitions.resolve_assets_def(handbook).specs_by_key[handbook].metadata["schedule"] == "0 3 * * *"
 
+
+
+def _ended_run(instance: dg.DagsterInstance, key: str, how: str, tags: dict | None = None) -> None:
+    """A run of the source's job recorded under `key` that ended `how` (what an operator's cancel,
+    a crash or a success leaves in the instance)."""
+    stand_in = dg.GraphDefinition(name="sync_hand_book", node_defs=[]).to_job()  # the sensor reads only the run's tags and status
+    run = instance.create_run_for_job(stand_in, tags={"dagster/run_key": key, **(tags or {})})
+    {"cancelled": instance.report_run_canceled, "failed": instance.report_run_failed}.get(how, lambda r: None)(run)
+    if how == "succeeded":
+        instance.handle_run_event(run.run_id, dg.DagsterEvent(  # what the run worker reports at its end
+            event_type_value=dg.DagsterEventType.RUN_SUCCESS.value, job_name=run.job_name, message="done"))
+
+
+@pytest.mark.parametrize("how", ["cancelled", "failed"])
+def test_a_change_whose_run_was_cancelled_or_failed_is_requested_again_a_bounded_number_of_times(
+        tmp_path: Path, how: str) -> None:
+    from rag_pipeline.defs.per_source import MAX_RETRIES
+
+    config = load_config(_config(tmp_path))
+    defs = source_definitions(config.sources)
+    sensor = defs.resolve_sensor_def("sync_hand_book_on_change")
+    with dg.instance_for_test() as instance:
+        cursor = _tick(sensor, instance, None).cursor
+        (tmp_path / "docs" / "a.md").write_text("# A\n\nedited text\n")
+        result = _tick(sensor, instance, cursor)
+        keys = [result.run_requests[0].run_key]
+        for _ in range(MAX_RETRIES):
+            _ended_run(instance, keys[-1], how)
+            result = _tick(sensor, instance, result.cursor)
+            [again] = result.run_requests
+            keys.append(again.run_key)
+        assert keys[1:] == [f"{keys[0]}:retry{n}" for n in range(1, MAX_RETRIES + 1)]  # each a new key: never deduplicated away
+        _ended_run(instance, keys[-1], how)
+        last = _tick(sensor, instance, result.cursor)
+        assert last.run_requests == [] and f"after {MAX_RETRIES} retries" in last.skip_message
+        (tmp_path / "docs" / "a.md").write_text("# A\n\nedited again\n")  # a new change starts afresh
+        assert len(_tick(sensor, instance, last.cursor).run_requests) == 1
+
+
+@pytest.mark.parametrize("how, tags, words", [
+    ("succeeded", {}, "is SUCCESS"),
+    ("failed", {"rag/outcome": "gate_failed"}, "refused by the gate"),
+    ("started", {}, "listing unchanged"),
+])
+def test_a_change_whose_run_succeeded_was_gated_or_is_running_is_not_requested_again(
+        tmp_path: Path, how: str, tags: dict, words: str) -> None:
+    config = load_config(_config(tmp_path))
+    defs = source_definitions(config.sources)
+    sensor = defs.resolve_sensor_def("sync_hand_book_on_change")
+    with dg.instance_for_test() as instance:
+        cursor = _tick(sensor, instance, None).cursor
+        (tmp_path / "docs" / "a.md").write_text("# A\n\nedited text\n")
+        result = _tick(sensor, instance, cursor)
+        _ended_run(instance, result.run_requests[0].run_key, how, tags)
+        after = _tick(sensor, instance, result.cursor)
+        assert after.run_requests == [] and words in after.skip_message

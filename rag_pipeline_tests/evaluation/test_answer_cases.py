@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from rag_pipeline import store
+from rag_pipeline.answers.support import Threshold
 from rag_pipeline.errors import UsageError
 from rag_pipeline.evaluation.answer_cases import answer_metrics, load_answer_cases, run_answer_cases
-from rag_pipeline.retrieval.refusal import Threshold
 from rag_pipeline.store import database
 from rag_pipeline_tests.conftest import CORPUS, PROJECT_ROOT
 from rag_pipeline_tests.helpers import sync
@@ -31,8 +31,9 @@ CASES = ("ntsb-aircraft-ok", "ntsb-aircraft-date-written-differently", "ntsb-air
          "mozilla-revenue-currency-code", "mozilla-revenue-changed-figure", "mozilla-google-share-mixed",
          "mozilla-cisco-wrong-section", "docx-duck-berries-ok", "docx-duck-berries-other-row",
          "nasa-code-670-ok", "nasa-sedvme-fabricated-id")
-# support score threshold calibrated on the set's calibration split over the whole corpus
-CALIBRATED = Threshold(0.707, "evalsets/answers calibration split", coverage_weight=0.3)
+# support score weights and threshold calibrated on the set's calibration split over the whole corpus
+CALIBRATED = Threshold(1.643, "evalsets/answers calibration split", coverage_weight=1.8, polarity_weight=1.0)
+HELD_OUT = PROJECT_ROOT / "evalsets" / "answers" / "heldout_answers.yaml"
 
 
 def test_the_answer_case_file_is_valid_with_unique_ids_both_splits_and_known_documents() -> None:
@@ -49,6 +50,16 @@ def test_the_answer_case_file_is_valid_with_unique_ids_both_splits_and_known_doc
             assert (claim.expect == "uncited") == (not claim.cites), case.id
             for cite in claim.cites:
                 assert cite.chunk_id is not None or (CORPUS / "docs" / str(cite.source)).is_file(), (case.id, cite)
+
+
+def test_the_held_out_cases_are_valid_report_only_and_cite_documents_the_first_set_never_cites() -> None:
+    held_out, first = load_answer_cases(HELD_OUT), load_answer_cases(ANSWERS)
+    assert len(held_out) >= 40 and len({c.id for c in held_out}) == len(held_out)
+    assert not {c.id for c in held_out} & {c.id for c in first}
+    assert all(c.split == "report" and not c.in_calibration_split for c in held_out)  # never calibrated on
+    sources = {cite.source for c in held_out for claim in c.claims for cite in claim.cites}
+    assert all((CORPUS / "docs" / str(s)).is_file() for s in sources)
+    assert not sources & {cite.source for c in first for claim in c.claims for cite in claim.cites}
 
 
 def test_evidence_resolves_and_cases_come_out_as_labelled_on_a_real_sync(

@@ -63,3 +63,23 @@ def test_reranked_search_keeps_its_features_on_each_hit(db_url: str, embedder) -
     for hit in hits:
         assert {"rerank", "fused", "identifiers", "phrase", "section", "proximity", "term_coverage"} <= set(hit.features)
         assert "features" in hit.to_dict(with_text=False)
+
+
+def test_folding_equals_decomposing_every_character() -> None:
+    """fold() decomposes only the non-ASCII runs: on any text (accents, ligatures, scripts
+    without case, combining marks alone, lone surrogates, ASCII) it equals dropping the
+    combining marks of the whole casefolded text's NFKD form."""
+    import random
+    import unicodedata
+
+    def reference(text: str) -> str:
+        decomposed = unicodedata.normalize("NFKD", text.casefold())
+        return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+    rnd = random.Random(3)
+    alphabet = ("abcXYZ 09-./" + "ÜüßẞÅåﬁ㎏Ⅻ①ǅİıΣσς" + "\u0301\u0308\u20dd" + "日本語한국어ÆØ" + "\ud800" + "\u212a")
+    samples = ["", "Plain ASCII only.", "Übersicht über ÖL", "ﬁnal Straße", "\u0301\u0301", "K\u212a"]
+    samples += ["".join(rnd.choices(alphabet, k=rnd.randint(1, 80))) for _ in range(2_000)]
+    samples += ["".join(chr(rnd.randint(0, 0x2FFFF)) for _ in range(40)) for _ in range(500)]
+    for text in samples:
+        assert rerank.fold(text) == reference(text), repr(text)

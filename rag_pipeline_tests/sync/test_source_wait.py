@@ -62,7 +62,7 @@ def test_a_whole_index_sync_started_during_a_one_source_sync_waits_then_publishe
     env.pop("DAGSTER_HOME", None)
     second = subprocess.Popen(
         [sys.executable, "-c", "import sys; from rag_pipeline.cli import main; sys.exit(main())",
-         "sync", "--config", str(config_path), "--json"],  # every source: the tag rag/source=all
+         "sync", "--config", str(config_path), "--json"],  # the whole index, in process: no queue holds it back
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     errors = _Lines(second.stderr)

@@ -1,0 +1,89 @@
+"""Polarity: does a claim say "not" where the passage's sentence affirms, or the reverse?
+
+"A trustee may advertise" and "The standing trustee may not advertise" share every content word
+and mean nearly the same to a sentence model; no figure differs. What differs is a negation cue.
+The claim is compared with the passage sentences that match it best (support.py ranks them by
+similarity; `mismatch` says which count): when one side holds a negation cue and the other holds
+none, the citation carries a polarity flag.
+
+The flag is not a verdict: a paraphrase can turn a negation into an affirmation ("may not exceed
+EUR 100" = "is capped at EUR 100"), so the flag lowers the support score by a weight that
+calibration fits (support.py), and the score decides.
+
+Cues, in the corpus's languages: English, German, French, Czech, Finnish and Swedish. Czech
+negates verbs with the prefix "ne-"; the common negated verb forms are listed rather than the
+prefix, which also begins "nebo" (or), "než" (than) and every superlative ("nejvyšší"). Words
+that only go with another cue ("ne ... pas", "neither ... nor", "weder ... noch") are not counted
+twice: one of each pair is a cue.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from rag_pipeline.answers.figures import normalise
+
+CUES: dict[str, frozenset[str]] = {
+    "en": frozenset("not no never none nobody nothing neither cannot without nowhere".split()),
+    "de": frozenset("nicht kein keine keinen keinem keiner keines nie niemals weder nichts ohne".split()),
+    "fr": frozenset("ne sans".split()),  # "pas", "jamais", "aucun", "rien" go with a "ne"
+    "cs": frozenset("ne není nejsou nebyl nebyla nebylo nebyli nemá nemají nesmí nesmějí nelze nemůže nemohou "
+                    "nebude nebudou nikdy žádný žádná žádné žádného bez".split()),
+    "fi": frozenset("ei eivät älä".split()),
+    "sv": frozenset("inte ej aldrig ingen inget inga utan".split()),
+}
+_ALL = frozenset().union(*CUES.values())
+# Phrases that carry a cue word without negating what follows, and "no longer", one cue of two words.
+_NOT_NEGATING = re.compile(r"\bnot only\b|\bno doubt\b|\bnicht nur\b|\bnon seulement\b|\bne \w+ que\b|\bno longer\b"
+                           r"|\bno\.?\s*\d|\bno\.(?=\s)"  # "No. 07-1315", "Law No. 270": a number sign
+                           # a bound, not a denial: "not less than seven years" = "at least 7 years",
+                           # "may not exceed $100" = "up to $100"
+                           r"|\bno[t]? (?:less|more|later|earlier|fewer|greater|sooner|longer|higher|lower) than\b"
+                           r"|\bnot (?:to )?exceed|\bnicht mehr als\b|\bnicht weniger als\b")
+_WORDS = re.compile(r"[^\W\d_]+")
+
+
+def cues(text: str) -> int:
+    """How many negation cues a text holds ("no longer" counts once; "not only" not at all)."""
+    folded = re.sub(r"\bn'", "ne ", re.sub(r"n't\b", " not", normalise(text)))  # can't, n'est
+    folded = _NOT_NEGATING.sub(lambda m: " not " if m.group() == "no longer" else " ", folded)
+    return sum(word in _ALL for word in _WORDS.findall(folded))
+
+
+def negated(text: str) -> bool:
+    """Whether a text negates: any cue. Not the parity of the cues: "should not be routine and
+    should not exceed $100" negates twice, the same polarity as "should not exceed $100"; a
+    double negation that affirms is rarer than two negated clauses."""
+    return cues(text) > 0
+
+
+def mismatch(claim: str, ranked: Sequence[str]) -> bool:
+    """Whether the claim and the passage differ in negation, given the passage's sentences that
+    match the claim best, best first (two are enough). A claim that affirms is contradicted by a
+    best sentence that negates. A claim that negates needs its negation in one of the two: a
+    claim often joins two sentences ("may use a card for purchases, which should not exceed
+    $100" from "... may use a card for incidental purchases. Such purchases should not exceed
+    $100."), and the negation may sit in the second."""
+    if not ranked:
+        return False
+    if negated(claim):
+        return not any(negated(_affixed(sentence, claim)) for sentence in ranked[:2])
+    return negated(_affixed(ranked[0], claim))
+
+
+_AFFIXED = ("un", "non-", "non", "in", "im", "ir", "il", "dis")
+
+
+def _affixed(text: str, other: str) -> str:
+    """`text` with each "not X" the other text writes as one negated word ("not listed" where it
+    says "unlisted", "not compliant" for "non-compliant") written that way too: the same
+    negation, said by a prefix, is no difference in polarity."""
+    said = normalise(other)
+
+    def merged(match: re.Match[str]) -> str:
+        word = match.group(1)
+        found = next((prefix + word for prefix in _AFFIXED if re.search(rf"\b{re.escape(prefix + word)}\b", said)), None)
+        return found or match.group()
+
+    return re.sub(r"\bnot (\w+)", merged, normalise(text))

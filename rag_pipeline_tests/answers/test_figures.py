@@ -1,0 +1,129 @@
+"""Figures in one canonical form (answers/figures.py), the figure-role rule (answers/roles.py)
+and negation cues (answers/polarity.py), without a database: a figure written differently is the
+same figure, hostile numbers are refused cheaply instead of read, a figure of the passage given
+to another subject is found, and a negation is told from a bound or a number sign."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_pipeline.answers.fields import canonical, extract, facts, missing
+from rag_pipeline.answers.figures import MAX_DIGITS, prepare, value, values
+from rag_pipeline.answers.polarity import mismatch, negated
+from rag_pipeline.answers.roles import misplaced
+
+
+@pytest.mark.parametrize(("written", "expected"), [
+    ("1,500,000", "1500000"), ("1.500.000,5", "1500000.5"), ("1.500,5", "1500.5"), ("0,30", "0.3"),
+    ("2,32,822", "232822"), ("995.0", "995"), ("0007", "7"),
+])
+def test_a_number_is_read_in_english_continental_and_indian_grouping(written: str, expected: str) -> None:
+    assert value(written) == expected
+
+
+@pytest.mark.parametrize(("claim", "passage"), [
+    ("1.5 million people", "1,500,000 people"),
+    ("1,5 Mio. Menschen", "1500000 Menschen"),
+    ("1 500 000 people", "1500000 people"),  # plain-space grouping (two groups or more)
+    ("1\u202f500 people", "1500 people"),  # narrow no-break space
+    ("1'500'000 CHF", "1500000 CHF"),
+    ("15 per cent", "15 %"), ("15 percent", "15%"), ("15 Prozent", "15 %"), ("15 pour cent", "15%"),
+    ("\u0661\u0665 %", "15%"),  # Arabic-Indic digits
+    ("\uff11\uff15%", "15%"),  # full-width digits
+    ("sixteen channels", "16 channels"),
+    ("$10 billion", "USD 10,000,000,000"),
+])
+def test_a_figure_written_differently_prepares_the_same(claim: str, passage: str) -> None:
+    assert values(prepare(claim)) == values(prepare(passage)), (prepare(claim), prepare(passage))
+
+
+def test_a_range_and_a_unicode_minus_are_read_as_figures_without_a_sign() -> None:
+    assert values(prepare("10\u201315 days")) == {"10", "15"}  # en dash
+    assert values(prepare("\u22125 degrees")) == {"5"}  # Unicode minus: the sign is said in words
+    assert prepare("\u22125") == "-5"
+    assert missing("It takes 10 to 15 days.", extract("It takes 10 to 15 days."), facts("allow 10\u201315 days")) == []
+
+
+def test_dates_amounts_and_percentages_take_one_canonical_form_for_the_score() -> None:
+    assert canonical("issued on 2013-02-12") == canonical("issued on February 12, 2013") == "issued on 2013-02-12"
+    assert canonical("costs 165 EUR") == canonical("costs €165") == "costs EUR 165"
+    assert canonical("up 15 per cent") == "up 15%"
+
+
+@pytest.mark.parametrize("hostile", [
+    "9" * 100_000,  # a digit run no claim states: not a figure, and not read as one
+    "1" + "0" * (MAX_DIGITS + 1),
+    "1e308", "1e999999999", "9" * 50 + ".5 million",
+    "1,2,3,4,5,6,7,8,9" * 1000, "." * 10_000 + "5", "١" * 5_000,
+])
+def test_hostile_numbers_are_refused_or_read_without_blowing_up(hostile: str) -> None:
+    prepared = prepare(hostile)
+    found = values(prepared)
+    assert all(len(v) <= MAX_DIGITS + 12 for v in found)  # a multiplier adds at most 9 digits
+    extract(hostile), facts(hostile), canonical(hostile)  # the rule and the score read it too
+
+
+def test_a_value_too_long_to_be_a_figure_is_none_and_a_long_one_is_exact() -> None:
+    assert value("9" * (MAX_DIGITS + 1)) is None
+    assert value("1" * MAX_DIGITS) == "1" * MAX_DIGITS  # no rounding to the default 28 digits
+    assert value("1.5", "million") == "1500000"
+
+
+FINLAND = ("Finland's population of 5.2 million is divided into three language groups. Around 92 % speak "
+           "Finnish; the Swedish-speaking minority comprises about 6 % of the total.")
+CODES = "Code 660: Astrophysics Science Division\n\nCode 670: Heliophysics Science Division\n"
+FORTRESS = ("The loan bears interest at either (a) LIBOR (as defined in the Fortress Credit Agreement) plus 7.75%, "
+            "or (b) a base rate determined by reference to the federal funds rate plus 0.50%, plus 6.75%.")
+
+
+@pytest.mark.parametrize(("claim", "passage", "figure", "rival"), [
+    ("About 92 % of Finland's population speaks Swedish.", FINLAND, "92%", "6%"),
+    ("Code 660 is the Heliophysics Science Division.", CODES, "660", "670"),
+    ("The Fortress Credit Agreement charges LIBOR plus 6.75%.", FORTRESS, "6.75%", "7.75%"),
+])
+def test_a_figure_the_passage_gives_to_another_subject_is_misplaced(claim: str, passage: str, figure: str, rival: str) -> None:
+    assert [(m.figure, m.rival) for m in misplaced(claim, passage)] == [(figure, rival)]
+
+
+@pytest.mark.parametrize(("claim", "passage"), [
+    ("About 6 % of Finland's population speaks Swedish.", FINLAND),
+    ("Code 670 is the Heliophysics Science Division.", CODES),
+    ("The Fortress Credit Agreement charges LIBOR plus 7.75%.", FORTRESS),
+    ("Around 92 % of Finns speak Finnish and 6 % speak Swedish.", FINLAND),  # both figures given: no rival
+    ("Flight 302 crashed on March 10, 2019 with 157 fatalities.", "On March 10, 2019, Ethiopian Airlines Flight 302 "
+     "crashed, with 157 fatalities. On October 29, 2018, Lion Air Flight 610 crashed, with 189 fatalities."),
+    # a date's parts are not figures here, and a rival as close to the claim's words as its own figure is a tie
+    ("The claim holds no figure.", FINLAND),
+])
+def test_a_figure_in_its_own_role_stands(claim: str, passage: str) -> None:
+    assert misplaced(claim, passage) == []
+
+
+@pytest.mark.parametrize(("text", "negates"), [
+    ("The standing trustee may not advertise in newspapers.", True),
+    ("Tiers do not represent maturity levels.", True),
+    ("It can't be reused.", True), ("This is no longer the case.", True), ("Il n'est pas permis.", True),
+    ("Das ist nicht erlaubt.", True), ("Tento zákon není účinný.", True), ("Det är inte tillåtet.", True),
+    ("A trustee may advertise.", False),
+    ("Records are kept for not less than seven years.", False),  # a bound: "at least 7 years"
+    ("Purchases should not exceed $100.", False),  # a bound: "up to $100"
+    ("Law No. 270 was passed.", False), ("It is No. 07-1315.", False),  # a number sign
+    ("Not only trips but also meals are paid.", False),
+])
+def test_negation_cues_are_told_from_bounds_and_number_signs(text: str, negates: bool) -> None:
+    assert negated(text) is negates
+
+
+def test_a_polarity_mismatch_compares_the_claim_with_its_best_sentences() -> None:
+    assert mismatch("Tiers represent maturity levels.", ["Tiers do not represent maturity levels."])
+    assert mismatch("The nut cannot be reused.", ["The nut can be removed and reused.", "Only a wrench loosens it."])
+    # a negated claim may join two sentences: its negation in the second-best counts
+    assert not mismatch("A card may be used for purchases, which should never be routine.",
+                        ["The trustee may use a card for purchases.", "Such purchases should never be routine."])
+    assert not mismatch("Tiers represent maturity levels.", [])
+
+
+def test_a_negation_said_by_a_prefix_on_the_other_side_is_no_mismatch() -> None:
+    assert not mismatch("Unlisted cities have a hotel cap of EUR 120.", ["For cities that are not listed, the cap is EUR 120."])
+    assert not mismatch("Non-compliant systems are reported.", ["Systems that are not compliant are reported."])
+    assert mismatch("Listed cities have a hotel cap of EUR 120.", ["For cities that are not listed, the cap is EUR 120."])

@@ -1,0 +1,186 @@
+"""The full-text branch's candidate query (store/bm25.py, store/bm25_match.py): "any taken term, or at least m of the
+common ones" as one tsquery per common term in one bitmap index scan. Its matches are exactly
+the chunks holding that many of the terms, and the list it ranks is exactly BM25's (an
+independent computation in Python, test_bm25.reference) on a corpus built to be awkward: a term in
+every chunk, common words at many frequencies, rare words, whole chunks repeated (tied scores,
+ordered by id), two text-search configurations (English and German documents), two groups.
+Budgets are squeezed so that every shape of the candidate query runs: rare terms alone, rare
+terms with m common ones together, several tries, and overflows that must say they are not exact."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from conftest import fresh_database
+
+from rag_pipeline import store
+from rag_pipeline.store import bm25, bm25_match, database
+from rag_pipeline.store.search import View
+from rag_pipeline_tests.store.test_bm25 import assert_same, reference
+
+COMMON = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+SHARE = [0.6, 0.5, 0.4, 0.35, 0.3, 0.25, 0.2, 0.15]  # of the chunks holding each common word
+FILLER = ["river", "stone", "window", "garden", "music", "paper", "cloud", "bridge", "market", "forest"]
+DOCS = 160
+
+
+def _rare(rnd: random.Random) -> list[str]:
+    return ["".join(rnd.choices("bcdfgklmnprstvz", k=7)) for _ in range(40)]
+
+
+def _texts(rnd: random.Random, rare: list[str]) -> list[str]:
+    """Two chunks per document; every chunk holds `omnipresent`; every tenth document repeats the
+    previous document's text word for word (tied scores)."""
+    found: list[str] = []
+    for n in range(DOCS):
+        if n % 10 == 9:
+            found += found[-2:]
+            continue
+        for _ in range(2):
+            words = ["omnipresent"] * rnd.randint(1, 2) + rnd.choices(FILLER, k=rnd.randint(5, 40))
+            for word, share in zip(COMMON, SHARE, strict=True):
+                if rnd.random() < share:
+                    words += [word] * rnd.randint(1, 3)
+            if rnd.random() < 0.3:
+                words += rnd.sample(rare, rnd.randint(1, 2))
+            rnd.shuffle(words)
+            found.append(" ".join(words))
+    return found
+
+
+@pytest.fixture(scope="module")
+def corpus(pg_server_url: str, embedder) -> Iterator[dict]:
+    rnd, rng = random.Random(11), np.random.default_rng(11)
+    rare = _rare(rnd)
+    texts = _texts(rnd, rare)
+    with fresh_database(pg_server_url) as url, database.connect(url) as conn:
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
+        store.runs.create_run(conn, "r1", ["t"], model_id)
+        for n in range(DOCS):
+            parts = texts[2 * n:2 * n + 2]
+            chunks = [{"ord": i, "section_path": [], "char_start": 0, "char_end": len(p), "token_count": len(p.split()),
+                       "content_hash": f"{n}-{i}", "text": p, "search_text": p} for i, p in enumerate(parts)]
+            fields = {"checksum": f"c{n}", "acl_groups": ["ab"[n % 2]], "model_id": model_id,
+                      "language": "de" if n % 4 >= 2 else "en"}
+            vectors = rng.standard_normal((len(chunks), 384)).astype(np.float32)
+            store.versions.stage_content_version(conn, "r1", "t", f"doc-{n}", fields, chunks, vectors)
+        store.versions.publish(conn, "r1")
+        assert {r[0] for r in conn.execute("SELECT DISTINCT ts_config::text FROM chunks")} == {"english", "german"}
+        yield {"url": url, "model_id": model_id, "rare": rare}
+
+
+def _fulltext(conn, corpus: dict, query: str, groups: list[str], k: int = 10) -> list[dict]:
+    vector = np.ones(384, dtype=np.float32) / math.sqrt(384)
+    return store.search.search_chunks(conn, vector, query, groups, corpus["model_id"], k, mode="fulltext")
+
+
+def _queries(corpus: dict) -> list[str]:
+    rare = corpus["rare"]
+    many = " ".join(COMMON + rare + [f"word{chr(97 + i % 26)}{chr(97 + i // 26)}x" for i in range(260)])
+    return [
+        "alpha bravo charlie delta echo foxtrot golf hotel",  # common words only
+        "omnipresent",  # a term every chunk holds
+        "omnipresent alpha",
+        f"{rare[0]} {rare[1]} golf hotel omnipresent",  # rare and common
+        f"{rare[2]} charlie",
+        many,  # 300 distinct terms, most held by no chunk
+        "the of and is to",  # stop words only: no lexeme, no candidate
+        "",
+        "alpha' | !bravo & (charlie <-> delta):* \\ %s %(x)s -- ;",  # hostile: only ever lexemes
+    ]
+
+
+@pytest.mark.parametrize("shape", ["by version", "by index"])
+@pytest.mark.parametrize("squeeze", [None, (40, 400), (10, 150), (5, 60)])
+def test_the_candidate_query_ranks_exactly_bm25(corpus: dict, shape: str, squeeze: tuple[int, int] | None,
+                                               monkeypatch) -> None:
+    """Default budgets (every term taken at once on this small corpus) and squeezed ones (first
+    try of rare terms and m common ones together, more tries, overflows): the list is either
+    proven exact and equal to the reference, ties ordered by id, or says it is not exact."""
+    if shape == "by index":
+        monkeypatch.setattr(bm25, "BY_VERSION_MAX_CHUNKS", 0)
+    if squeeze is not None:
+        monkeypatch.setattr(bm25, "FIRST_ROWS", squeeze[0])
+        monkeypatch.setattr(bm25, "ROW_BUDGET", squeeze[1])
+    proven, records = 0, []
+    with database.connect(corpus["url"]) as conn:
+        for query in _queries(corpus):
+            for groups in (["a", "b"], ["a"]):
+                found = _fulltext(conn, corpus, query, groups)
+                expected = reference(conn, query, groups, View(), 10)
+                if not expected:
+                    assert found == []
+                    continue
+                plan = found[0]["fulltext_plan"]
+                records.append(plan)
+                assert plan["matched"] <= squeeze[1] + 1 if squeeze else True
+                if plan["exact"]:
+                    assert_same(found, expected)
+                    proven += 1
+                else:
+                    assert plan["exact_depth"] < 10
+                    scores = [r["fulltext_score"] for r in found]
+                    assert scores == sorted(scores, reverse=True)  # the best of its candidates, exactly scored
+    assert proven >= (14 if squeeze is None else 4)
+    if squeeze is not None:  # the squeeze reached the candidate query's every shape
+        assert any(r["at_least"] for r in records) and any(r["tries"] > 1 for r in records)
+
+
+def test_ties_are_ordered_by_id(corpus: dict) -> None:
+    with database.connect(corpus["url"]) as conn:
+        found = _fulltext(conn, corpus, "omnipresent", ["a", "b"], k=50)
+    pairs = [(r["fulltext_score"], r["chunk_id"]) for r in found]
+    tied = [(a, b) for a, b in zip(pairs, pairs[1:], strict=False) if a[0] == b[0]]
+    assert tied and all(a[1] < b[1] for a, b in tied)
+
+
+@pytest.mark.parametrize("at_least", [1, 2, 3, 4, 8])
+def test_at_least_m_common_terms_matches_exactly_the_chunks_holding_m(corpus: dict, at_least: int) -> None:
+    """The tsqueries of 'at least m of the common terms' (one per term, rarest first) match a
+    chunk exactly when it holds m of them (counted in Python from its tsvector), per configuration."""
+    with database.connect(corpus["url"]) as conn:
+        terms, _ = bm25.query_terms(conn, " ".join(COMMON), None, ["a", "b"])
+        common = sorted((t for t in terms if t.df > 0), key=lambda t: (t.df, t.cfg, t.lexeme))
+        queries = bm25_match.match_queries([], common, at_least)
+        for cfg, pieces in queries.items():
+            lexemes = {t.lexeme for t in common if t.cfg == cfg}
+            matched = {r[0] for r in conn.execute(
+                "SELECT id FROM chunks WHERE ts_config = %s::regconfig AND tsv @@ ANY(%s::tsquery[])", (cfg, pieces))}
+            held = {r[0] for r in conn.execute(
+                "SELECT c.id FROM chunks c, unnest(c.tsv) u WHERE c.ts_config = %s::regconfig AND u.lexeme = ANY(%s)"
+                " GROUP BY c.id HAVING count(*) >= %s", (cfg, list(lexemes), at_least))}
+            assert matched == held and (held or at_least > 3)
+            assert bm25_match.clause_leaves([t for t in common if t.cfg == cfg], at_least) == sum(p.count("'") // 2 for p in pieces)
+
+
+def test_reader_and_superuser_get_the_same_list_and_no_other_groups_chunk(corpus: dict, monkeypatch) -> None:
+    monkeypatch.setattr(bm25, "BY_VERSION_MAX_CHUNKS", 0)
+    monkeypatch.setattr(bm25, "FIRST_ROWS", 10)
+    monkeypatch.setattr(bm25, "ROW_BUDGET", 150)
+    queries = _queries(corpus)[:6]
+    with database.connect(corpus["url"]) as conn:
+        as_superuser = [_fulltext(conn, corpus, q, ["a"]) for q in queries]
+        store.roles.assume(conn, store.roles.READER)
+        with conn.transaction():
+            store.search_log.set_session_groups(conn, ["a"])
+            as_reader = [_fulltext(conn, corpus, q, ["a"]) for q in queries]
+    for mine, theirs in zip(as_reader, as_superuser, strict=True):
+        assert [(r["chunk_id"], r["fulltext_score"], r["fulltext_plan"]) for r in mine] == \
+               [(r["chunk_id"], r["fulltext_score"], r["fulltext_plan"]) for r in theirs]
+        assert all(r["acl_groups"] == ["a"] for r in mine)
+
+
+def test_a_view_without_live_chunks_still_plans_its_tries() -> None:
+    """A preview of the first run (no live chunk yet: every df 0, the loose bound): every term is
+    taken at once (no expected row count divides by the live chunks) and an empty match is an
+    exact empty list."""
+    terms = [bm25.Term("english", f"w{i}", i + 1, 0, 0.0, bm25.idf(0, 0)) for i in range(30)]
+    ranking = bm25.Ranking(terms, 10, budget=bm25.ROW_BUDGET, loose_bound=True, live_chunks=0)
+    params = ranking.params()
+    assert params["q_cfg"] == ["english"] and params["q_any"]
+    found = ranking.judge(0, [])
+    assert found is not None and found.ids == [] and found.record["exact"] and found.record["taken"] == 30
