@@ -1,6 +1,7 @@
 # First commands on a fresh machine (only Python 3.11 needed):
 #   make demo   set up, sync the demo corpus on the embedded defaults, show a search
 #   make test   set up, run the test suite (what .ci/run calls)
+#   make review the answer review screen on the demo, a few verified answers recorded (http://127.0.0.1:8765)
 VENV := .venv
 BIN := $(VENV)/bin
 DEMO := demo/rag_pipeline.yaml
@@ -11,7 +12,7 @@ RP := $(BIN)/rag-pipeline
 # the configuration `make dev` serves (the demo's unless RAG_PIPELINE_CONFIG is set)
 DEV_CONFIG := $(or $(RAG_PIPELINE_CONFIG),$(CURDIR)/$(DEMO))
 
-.PHONY: setup demo test dev db-stop bench bench-all bench-all-quick bench-peer clean-demo
+.PHONY: setup demo test review dev db-stop bench bench-all bench-all-quick bench-peer clean-demo
 
 setup: $(VENV)/.installed
 
@@ -25,6 +26,11 @@ demo: setup
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest rag_pipeline_tests
+
+# The review screen on the demo index (synced first if empty) with three answers verified and the
+# reviewer demo / demo-review; Ctrl-C stops it.
+review: setup
+	$(BIN)/python scripts/review_demo.py --config $(DEMO)
 
 # One database server for the index and Dagster: the embedded one of the config's state folder
 # (started here if needed, left running for the CLI; `make db-stop` stops it) unless

@@ -27,10 +27,12 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
     {"chunking"},
     {"retrieval"},
     {"answers"},  # citations of generated answers checked against the logged search
+    {"review"},  # people decide on flagged and rejected answers
     {"evaluation"},
     {"config"},  # composes each layer's own section model
     {"sync"},
     {"defs", "definitions"},  # orchestration
+    {"web"},  # the review screen (HTTP)
     {"cli"},  # interface
 ))
 ROOT_MODULES = {"__init__", "config", "errors", "definitions"}

@@ -33,4 +33,14 @@ if ! command -v redis-server >/dev/null 2>&1; then
     echo "warning: redis-server not found (apt-get install redis-server); the Celery-executor test needs it" >&2
   fi
 fi
+if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing chromium and chromium-driver from Debian's packages (the review screen's browser test)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null; } \
+      || echo "warning: chromium not installed; the review screen's browser test will fail (apt-get install chromium chromium-driver)" >&2
+  else
+    echo "warning: chromium/chromedriver not found (apt-get install chromium chromium-driver); the review screen's browser test needs them" >&2
+  fi
+fi
 echo "setup done: .venv ready"
