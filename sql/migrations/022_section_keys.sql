@@ -13,8 +13,10 @@
 -- headings were flattened still belongs to its parents. The key of a heading is family:number
 -- ("s:7.2.1"); retrieval/section_refs.py turns a question into the same keys, and a test holds the
 -- two parsers to the same cases.
--- The functions read nothing but their argument (IMMUTABLE): the expression index below is what
+-- The functions read nothing but their arguments (IMMUTABLE): the expression index below is what
 -- the search's structural branch uses, inside the same visibility and group filter as every branch.
+-- Those that call another of them keep the migration's search_path (SET ... FROM CURRENT): an
+-- index build runs them under a search_path of pg_catalog only.
 
 -- (family, number, title) of one heading, or NULL when it carries no number. Letters are folded
 -- by hand for the non-ASCII keywords: lower() leaves Č as it is under the C collation.
@@ -46,7 +48,7 @@ $$;
 
 -- The keys of one heading: its own ("s:7.2.1"), then its dotted ancestors ("s:7.2", "s:7").
 CREATE OR REPLACE FUNCTION rag_section_key_set(heading text) RETURNS text[]
-LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
+LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT SET search_path FROM CURRENT AS $$
     SELECT CASE WHEN p IS NULL THEN '{}'::text[] ELSE ARRAY(
         SELECT p[1] || ':' || array_to_string((string_to_array(p[2], '.'))[1:n], '.')
         FROM generate_series(cardinality(string_to_array(p[2], '.')), 1, -1) AS n) END
@@ -57,7 +59,7 @@ $$;
 -- else ("§ 35a", "Čl. IV"), as an amending law quotes the paragraphs it inserts, which no
 -- parser makes headings. A label with a title on its line (a table of contents) is not one.
 CREATE OR REPLACE FUNCTION rag_section_label_keys(body text) RETURNS text[]
-LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
+LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT SET search_path FROM CURRENT AS $$
     SELECT coalesce(array_agg(DISTINCT k ORDER BY k), '{}'::text[])
     FROM regexp_matches(left(body, 20000),
         '^[ \t]*((?:§|[čČ]l\.|[čČ]l[áÁ]nek|[čČ]LÁNEK|[Aa]rticle|ARTICLE|[Aa]rtikel|ARTIKEL|[Ii]tem|ITEM|[Ss]ection|SECTION'
@@ -68,7 +70,7 @@ $$;
 -- Every key of a chunk: each heading's own and its ancestors', and its label lines': what the
 -- index holds and the structural branch matches.
 CREATE OR REPLACE FUNCTION rag_section_keys(path text[], body text) RETURNS text[]
-LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
+LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT SET search_path FROM CURRENT AS $$
     SELECT coalesce(array_agg(DISTINCT k ORDER BY k), '{}'::text[])
     FROM (SELECT unnest(rag_section_key_set(h)) FROM unnest(path) AS h
           UNION ALL SELECT unnest(rag_section_label_keys(body))) AS keys(k)
@@ -78,7 +80,7 @@ $$;
 -- innermost heading or one of its label lines is that part, 0.5 when it lies within it (an outer
 -- heading, or an ancestor number), 0 otherwise. The rerank stage reads it (retrieval/rerank.py).
 CREATE OR REPLACE FUNCTION rag_section_match(path text[], body text, refs text[]) RETURNS float8
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path FROM CURRENT AS $$
     SELECT CASE
         WHEN cardinality(refs) = 0 THEN 0.0
         WHEN (rag_section_key_set(path[cardinality(path)]))[1] = ANY (refs)
