@@ -125,13 +125,15 @@ def _proximity(stems: list[str], wanted: set[str]) -> float:
 def rerank(query: str, candidates: Sequence[Candidate]) -> list[tuple[int, float, dict[str, float]]]:
     """(index into candidates, rerank score, features), best first; ties keep fused order, so
     the result is a pure function of the query and the candidates. A candidate that is the
-    numbered part the question names ("§ 12", "Item 1A") comes before every other, one within
-    it next: the question says where the answer is, and no weighed evidence overrides that."""
+    numbered part the question names ("§ 12", "Item 1A") comes before every other: the question
+    says where the answer is, and no weighed evidence overrides that. One merely within it
+    (0.5: under "7.2" for a question naming 7.2) gets no such priority: "IRM 2.3.59" names a
+    whole manual, whose front matter is as much part of it as its numbered sections."""
     parsed = query_features(query)
     best = max((c.fused for c in candidates), default=0.0)
     scored = []
     for i, candidate in enumerate(candidates):
         found = features(parsed, candidate, best)
         scored.append((i, score(found), found))
-    scored.sort(key=lambda item: (-candidates[item[0]].section_match, -item[1], item[0]))
+    scored.sort(key=lambda item: (candidates[item[0]].section_match < 1.0, -item[1], item[0]))
     return scored

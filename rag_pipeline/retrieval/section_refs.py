@@ -12,7 +12,7 @@ c = chapter.
 
 What is never a reference: a number without a keyword ("in 2019", "EUR 165", "3.5 million"),
 save a bare dotted number of three parts or more with at most three digits in each (dates like
-1.1.2025 are not one) that does not follow "version", "v" or "release"; a keyword without a number ("§" alone); a number longer than four digits;
+1.1.2025 are not one; an exhibit number such as 2.3.59-12 is one) that does not follow "version", "v" or "release"; a keyword without a number ("§" alone); a number longer than four digits;
 digits other than ASCII 0-9 after NFKC (fullwidth "１２" is 12, Arabic-Indic digits are not
 read). "odst. 2" (a subsection of a §) qualifies the § before it and is no reference of its own.
 At most MAX_REFS references are read from one question: a list of 500 numbers is not a question
@@ -41,7 +41,7 @@ _NUMBER = r"[0-9]{1,4}(?:\.[0-9]{1,3}){0,4}[a-z]?(?![0-9a-z])|[ivxlc]{1,7}(?![0-
 _REFERENCE = re.compile(
     rf"(?<![\w.])({_KEYWORD})(?![a-z])\s*((?:{_NUMBER})(?:\s*(?:,|and|und|et|a|or|oder|ou|nebo|-|–)\s*(?:{_NUMBER}))*)")
 _ONE_NUMBER = re.compile(_NUMBER)
-_BARE = re.compile(r"(?<![\w.])([0-9]{1,2}(?:\.[0-9]{1,3}){2,4})(?![\w.]|\.[0-9])")
+_BARE = re.compile(r"(?<![\w.])([0-9]{1,2}(?:\.[0-9]{1,3}){2,4}(?:-[0-9]{1,3}(?![0-9]))?)(?![\w.]|\.[0-9])")
 _VERSION_WORD = re.compile(r"(?<![a-z])(?:version|versions|release|rev\.?|v|ver\.?|verze|fassung)\s*$")
 
 

@@ -73,6 +73,7 @@ HEADINGS = [  # heading -> (family, number, title), as migration 022 parses it
     ("3.0 How to Use the Framework", ["s", "3", "How to Use the Framework"]),
     ("PART II — OTHER INFORMATION", ["p", "ii", "OTHER INFORMATION"]),
     ("Kapitel 2 Topologie", ["c", "2", "Topologie"]),
+    ("2.3.59-12 Command Code BMFOL Entity Display", ["s", "2.3.59-12", "Command Code BMFOL Entity Display"]),
 ]
 NOT_NUMBERED = ["Introduction", "2019 Annual Report", "ČÁST PRVNÍ", "I. Background", "7", "Appendix A",
                 "§ 99999999999999999999", "Notes to Financial Statements", "CIVIL"]
@@ -90,6 +91,10 @@ def test_headings_parse_into_number_and_title_and_a_question_names_them_alike(db
         # a dotted number belongs to its parents too; a label line of the text is a part of the chunk
         assert conn.execute("SELECT rag_section_keys(%s, %s)", (["7.2.1 Scope"], "body\n\n§ 35a\n\ntext")).fetchone()[0] \
             == ["s:35a", "s:7", "s:7.2", "s:7.2.1"]
+        # an exhibit numbered after its section is a part of its own, within that section
+        assert conn.execute("SELECT rag_section_keys(%s, '')", (["2.3.59-12 Entity Display"],)).fetchone()[0] \
+            == ["s:2", "s:2.3", "s:2.3.59", "s:2.3.59-12"]
+        assert reference_keys("What does Exhibit 2.3.59-12 show?") == ["s:2.3.59-12"]
 
 
 @pytest.mark.parametrize(("question", "groups", "uri", "where"), [

@@ -24,7 +24,7 @@ CREATE OR REPLACE FUNCTION rag_section_parts(heading text) RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
     SELECT CASE
         WHEN m IS NULL THEN NULL
-        WHEN m[1] IS NULL AND m[2] !~ '^[0-9]{1,2}(\.[0-9]{1,3}){0,4}$' THEN NULL  -- bare: "7.2.1 Title" only
+        WHEN m[1] IS NULL AND m[2] !~ '^[0-9]{1,2}(\.[0-9]{1,3}){0,4}(-[0-9]{1,3})?$' THEN NULL  -- bare: "7.2.1 Title" only
         WHEN m[1] IS NULL AND m[2] !~ '\.' AND m[3] !~ '^\.' AND btrim(m[4]) = '' THEN NULL  -- a lone "7"
         ELSE ARRAY[
             CASE
@@ -42,17 +42,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
         translate(lower(left(heading, 200)), 'ČÁÍ', 'čáí'),
         '^\s*(§|section|sec\.|clause|abschnitt|paragraph|paragraf|odd[ií]l|article|art\.|artikel|[čc]l[áa]nek|[čc]l\.'
         '|item|note|part|teil|partie|[čc][áa]st|title|chapter|kapitel|chapitre|hlava|d[íi]l)?\s*'
-        '([0-9]{1,4}(?:\.[0-9]{1,3}){0,4}[a-z]?|[ivxlc]{1,7})(?![0-9a-z])(\.?)(.*)$') AS m) parsed
+        '([0-9]{1,4}(?:\.[0-9]{1,3}){0,4}(?:-[0-9]{1,3})?[a-z]?|[ivxlc]{1,7})(?![0-9a-z])(\.?)(.*)$') AS m) parsed
     WHERE m IS NULL OR m[1] IS NOT NULL OR m[2] ~ '^[0-9]'  -- a bare roman numeral is a word ("I", "civil")
 $$;
 
--- The keys of one heading: its own ("s:7.2.1"), then its dotted ancestors ("s:7.2", "s:7").
+-- The keys of one heading: its own ("s:7.2.1"), then its dotted ancestors ("s:7.2", "s:7"). An
+-- exhibit numbered after its section ("2.3.59-12") is its own part, within 2.3.59 and its parents.
 CREATE OR REPLACE FUNCTION rag_section_key_set(heading text) RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT SET search_path FROM CURRENT AS $$
-    SELECT CASE WHEN p IS NULL THEN '{}'::text[] ELSE ARRAY(
-        SELECT p[1] || ':' || array_to_string((string_to_array(p[2], '.'))[1:n], '.')
-        FROM generate_series(cardinality(string_to_array(p[2], '.')), 1, -1) AS n) END
-    FROM (SELECT rag_section_parts(heading) AS p) parsed
+    SELECT CASE WHEN p IS NULL THEN '{}'::text[] ELSE ARRAY[p[1] || ':' || p[2]] || ARRAY(
+        SELECT p[1] || ':' || array_to_string((string_to_array(b, '.'))[1:n], '.')
+        FROM generate_series(cardinality(string_to_array(b, '.')) - CASE WHEN b = p[2] THEN 1 ELSE 0 END, 1, -1) AS n)
+    END
+    FROM (SELECT rag_section_parts(heading) AS p) parsed, LATERAL (SELECT split_part(p[2], '-', 1) AS b) base
 $$;
 
 -- The keys of the label lines of a chunk's text: a line that is a § or article label and nothing
@@ -78,7 +80,7 @@ $$;
 
 -- How closely a chunk is the part a question names (`refs`: the question's keys): 1 when its
 -- innermost heading or one of its label lines is that part, 0.5 when it lies within it (an outer
--- heading, or an ancestor number), 0 otherwise. The rerank stage reads it (retrieval/rerank.py).
+-- heading, or an ancestor number), 0 otherwise. The rerank stage puts the 1s first (retrieval/rerank.py).
 CREATE OR REPLACE FUNCTION rag_section_match(path text[], body text, refs text[]) RETURNS float8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path FROM CURRENT AS $$
     SELECT CASE
