@@ -225,8 +225,9 @@ def sync_corpus(state: Path) -> str:
     return prepare_database(config)
 
 
-def evaluate_corpus(url: str, embedder, cases: list, mode: str) -> dict[str, float]:
-    """The report split's figures for one mode, refusal calibrated on the calibration split."""
+def evaluate_corpus(url: str, embedder, cases: list, mode: str, per_case: list | None = None) -> dict[str, float]:
+    """The report split's figures for one mode, refusal calibrated on the calibration split.
+    `per_case` (when given) receives one record per case: what `--cases-out` writes."""
     from rag_pipeline.evaluation.evaluate import in_calibration_split, score_case
     from rag_pipeline.retrieval import refusal
 
@@ -239,6 +240,11 @@ def evaluate_corpus(url: str, embedder, cases: list, mode: str) -> dict[str, flo
             rows.append((case, score_case(case, hits[:3], never_refuse, set()), score_case(case, hits, never_refuse, set()),
                          refusal.evidence(hits)))
     rate = len(cases) / (time.perf_counter() - started)
+    if per_case is not None:
+        per_case.extend({"mode": mode, "id": c.id, "question": c.question, "split": c.split, "refuse": c.expect_refused,
+                         "evidence@3": bool(top.evidence_hit), "evidence@10": bool(ten.evidence_hit),
+                         "source@3": bool(top.source_hit), "source@10": bool(ten.source_hit),
+                         "rank": ten.first_relevant_rank} for c, top, ten, _ in rows)
     calibration = [r for r in rows if in_calibration_split(r[0])]
     report = [r for r in rows if not in_calibration_split(r[0])]
     fitted = refusal.calibrate([e for c, _, _, e in calibration if not c.expect_refused],
@@ -311,11 +317,14 @@ def run_scifact(args: argparse.Namespace, embedder) -> dict[str, dict[str, float
 def run_corpus(args: argparse.Namespace, embedder) -> dict[str, dict[str, float]]:
     from rag_pipeline.evaluation.evaluate import load_eval_set
 
-    cases = load_eval_set(EVALSET / "eval.yaml")
+    cases = load_eval_set(args.eval_set)
     url = sync_corpus(args.corpus_state)
-    results = {mode: evaluate_corpus(url, embedder, cases, mode) for mode in args.modes.split(",")}
+    per_case: list = []
+    results = {mode: evaluate_corpus(url, embedder, cases, mode, per_case) for mode in args.modes.split(",")}
+    if args.cases_out:  # every case's hits per mode: per-class figures are computed from these
+        args.cases_out.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in per_case) + "\n", encoding="utf-8")
     any_mode = next(iter(results.values()))
-    print(f"\nevalsets/corpus: {len(cases)} cases; figures on the report split ({any_mode['report_answer']} must answer, "
+    print(f"\n{args.eval_set.relative_to(ROOT) if args.eval_set.is_relative_to(ROOT) else args.eval_set}: {len(cases)} cases; figures on the report split ({any_mode['report_answer']} must answer, "
           f"{any_mode['report_refuse']} must refuse); refusal threshold calibrated per mode on the calibration split")
     print(f"{'mode':<16}{'ev@3':>7}{'ev@10':>7}{'src@3':>7}{'src@10':>7}{'nDCG@10':>9}{'MRR@10':>8}"
           f"{'refuse':>8}{'answer':>8}{'thresh':>8}{'weight':>7}{'sim-only refuse/answer':>24}{'q/s':>6}")
@@ -341,6 +350,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="evaluate only the first N SciFact queries")
     parser.add_argument("--depth", type=int, default=150, help="chunks retrieved per query (>= 100 documents)")
     parser.add_argument("--json-out", type=Path, help="also write the JSON figures to this file")
+    parser.add_argument("--eval-set", type=Path, default=EVALSET / "eval.yaml",
+                        help="the evaluation set over the corpus documents (default: evalsets/corpus/eval.yaml)")
+    parser.add_argument("--cases-out", type=Path, help="write each case's hits per mode (JSON lines) to this file")
     args = parser.parse_args()
 
     import torch
@@ -352,7 +364,7 @@ def main() -> None:
     if "scifact" in sets:
         figures["scifact"] = {"split": args.split, "results": run_scifact(args, embedder)}
     if "corpus" in sets:
-        figures["corpus_eval"] = {"eval_set": "evalsets/corpus/eval.yaml", "figures_on": "report split",
+        figures["corpus_eval"] = {"eval_set": str(args.eval_set), "figures_on": "report split",
                                   "results": run_corpus(args, embedder)}
     text = json.dumps(figures, indent=2, sort_keys=True)
     print(text)

@@ -45,6 +45,7 @@ class Candidate:
     section_path: Sequence[str]
     fused: float  # the fusion score
     term_coverage: float  # from the full-text branch's SQL
+    section_match: float = 0.0  # 1: the numbered part the question names, 0.5: within it (SQL, migration 022)
 
 
 def fold(text: str) -> str:
@@ -134,12 +135,16 @@ def _proximity(stems: list[str], wanted: set[str]) -> float:
 
 def rerank(query: str, candidates: Sequence[Candidate]) -> list[tuple[int, float, dict[str, float]]]:
     """(index into candidates, rerank score, features), best first; ties keep fused order, so
-    the result is a pure function of the query and the candidates."""
+    the result is a pure function of the query and the candidates. A candidate that is the
+    numbered part the question names ("§ 12", "Item 1A") comes before every other: the question
+    says where the answer is, and no weighed evidence overrides that. One merely within it
+    (0.5: under "7.2" for a question naming 7.2) gets no such priority: "IRM 2.3.59" names a
+    whole manual, whose front matter is as much part of it as its numbered sections."""
     parsed = query_features(query)
     best = max((c.fused for c in candidates), default=0.0)
     scored = []
     for i, candidate in enumerate(candidates):
         found = features(parsed, candidate, best)
         scored.append((i, score(found), found))
-    scored.sort(key=lambda item: (-item[1], item[0]))
+    scored.sort(key=lambda item: (candidates[item[0]].section_match < 1.0, -item[1], item[0]))
     return scored

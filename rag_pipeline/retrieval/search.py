@@ -22,6 +22,7 @@ from rag_pipeline.common.text import storable
 from rag_pipeline.embedding import Embedder, ModelError
 from rag_pipeline.errors import UsageError
 from rag_pipeline.retrieval import rerank
+from rag_pipeline.retrieval.section_refs import reference_keys
 from rag_pipeline.store._sql import pipelined_transaction
 
 MAX_QUERY_CHARS = 2000  # the model reads 256 tokens; a longer "query" is a document, not a question
@@ -144,7 +145,7 @@ def search(
                                               candidates=max(store.search.CANDIDATES, depth),
                                               mode="hybrid" if reranked else mode,
                                               plan=plan or store.search.EXACT, terms=prepared.terms,
-                                              transaction=False)
+                                              transaction=False, sections=reference_keys(query))
             ranked = [_hit(r) for r in rows]
             fulltext = rows[0].get("fulltext_plan") if rows else None
             if reranked:
@@ -211,7 +212,8 @@ def _lone_surrogate(text: str) -> str | None:
 
 def rerank_hits(query: str, hits: list[Hit]) -> list[Hit]:
     """Reorder fused hits by the rerank stage; each hit keeps its features and rerank score."""
-    candidates = [rerank.Candidate(h.text, h.section_path, h.score, h.features.get("term_coverage", 0.0)) for h in hits]
+    candidates = [rerank.Candidate(h.text, h.section_path, h.score, h.features.get("term_coverage", 0.0),
+                                   h.features.get("section_match", 0.0)) for h in hits]
     ordered = []
     for rank, (index, value, found) in enumerate(rerank.rerank(query, candidates), 1):
         hit = hits[index]
@@ -239,7 +241,9 @@ def _hit(row: dict[str, Any]) -> Hit:
         acl_groups=list(row["acl_groups"]),
         status=row["status"],
         branches=_branches(row),
-        features={"term_coverage": round(float(row.get("term_coverage") or 0.0), 6)},
+        features={"term_coverage": round(float(row.get("term_coverage") or 0.0), 6),
+                  # how closely it is a part the question names by number (0: none named; not logged)
+                  **({"section_match": float(row["section_match"])} if row.get("section_match") else {})},
     )
 
 

@@ -1,5 +1,6 @@
-"""Retrieval SQL: which versions a query sees (live, as of a time, or a run's preview), the
-hybrid query with the caller's groups inside both branches, and how its vector branch runs.
+"""Retrieval SQL: the hybrid query with the caller's groups inside every branch (which versions a
+query sees: store/search_view.py; the structural branch of named sections: store/search_sections.py),
+and how its vector branch runs.
 
 The vector branch has two strategies, chosen per query by `plan_vector` from how many chunks
 the caller's groups and view let through: `exact` scans those rows and is exact (what every
@@ -13,26 +14,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import numpy as np
 import psycopg
 
-from rag_pipeline.store import bm25
+from rag_pipeline.store import bm25, search_sections
 from rag_pipeline.store._sql import rows
+from rag_pipeline.store.search_view import (  # noqa: F401 -- re-exported: store.search.View is the API
+    VISIBLE_AS_OF,
+    View,
+    _filter_params,
+    _model_sql,
+    _version_filter,
+    _visibility,
+    _where,
+)
 
-
-@dataclass(frozen=True)
-class View:
-    """Which versions a query sees: the live index, the index as of a time, or the index as it
-    would look once `preview_run` publishes (what the gate evaluates)."""
-
-    as_of: datetime | None = None
-    preview_run: str | None = None
-
-
-_VISIBLE_LIVE = "v.status = 'live'"
 CANDIDATES = 50  # candidates per branch before fusion
 
 # At most this many rows behind the caller's filter: scan them exactly. Above it, use the index.
@@ -68,27 +66,6 @@ class VectorPlan:
 
 
 EXACT = VectorPlan("exact", 0, None)  # the plan of callers that do not choose: always correct
-
-
-VISIBLE_AS_OF = (
-    "v.kind = 'content' AND v.status IN ('live', 'superseded')"
-    " AND v.valid_from <= %(as_of)s AND (v.valid_to IS NULL OR %(as_of)s < v.valid_to)"
-)
-
-
-_VISIBLE_PREVIEW = (
-    "((v.status = 'live' AND NOT EXISTS (SELECT 1 FROM document_versions s"
-    "   WHERE s.document_id = v.document_id AND s.run_id = %(preview_run)s AND s.status = 'staged'))"
-    " OR (v.status = 'staged' AND v.kind = 'content' AND v.run_id = %(preview_run)s))"
-)
-
-
-def _visibility(view: View) -> str:
-    if view.preview_run is not None:
-        return _VISIBLE_PREVIEW
-    if view.as_of is not None:
-        return VISIBLE_AS_OF
-    return _VISIBLE_LIVE
 
 
 RRF_K = 60
@@ -148,30 +125,6 @@ def _plan(estimate: int, dimension: int | None, index: str | None, limit: int) -
     return VectorPlan("index", estimate, dimension, limit, index, EF_SEARCH, MAX_SCAN_TUPLES)
 
 
-def _model_sql(view: View) -> str:
-    """The model of the index a view shows: the newest visible content version's (a sync refuses
-    to mix models, so any visible version would do). The live index's is rag_live_model()
-    (migration 015: index metadata any role may read, found without the caller's groups)."""
-    if view == View():
-        return "SELECT rag_live_model()"
-    return (f"SELECT v.model_id FROM document_versions v WHERE {_visibility(view)} AND v.kind = 'content'"  # noqa: S608 -- fixed fragment
-            " AND v.model_id IS NOT NULL ORDER BY v.id DESC LIMIT 1")
-
-
-def _where(view: View) -> str:
-    """The filter of every branch: the view's versions, the caller's groups, the model."""
-    return f"{_version_filter(view)} AND c.model_id = %(model_id)s"
-
-
-def _version_filter(view: View) -> str:
-    """The versions a caller may see in the view (on `v`)."""
-    return f"{_visibility(view)} AND v.acl_groups && %(groups)s::text[]"
-
-
-def _filter_params(groups: Sequence[str], model_id: int, view: View) -> dict[str, Any]:
-    return {"groups": list(groups), "model_id": model_id, "as_of": view.as_of, "preview_run": view.preview_run}
-
-
 def _vector_branch(plan: VectorPlan, where: str, view: View) -> str:
     """The `vec` CTE: candidate ids ranked by cosine distance, ties by id.
 
@@ -223,6 +176,7 @@ def search_chunks(
     terms: tuple[list[bm25.Term], int] | None = None,
     *,
     transaction: bool = True,
+    sections: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """Vector and/or full-text candidates, fused by reciprocal rank in hybrid mode. Each row
     carries its rank and score in each branch (`vector_*`, `fulltext_*`; None where the branch did
@@ -244,12 +198,14 @@ def search_chunks(
     The caller's groups and the version visibility are WHERE clauses of every branch, so a
     chunk the caller may not see is never a candidate (no post-filtering). `plan` (from
     `plan_vector` or `prepare`) says how the vector branch runs; by default it is exact.
+    `sections`: the keys of the numbered parts the question names (retrieval/section_refs.py);
+    in hybrid mode they add the structural branch (store/search_sections.py).
     """
     found_terms, live = terms if terms is not None else bm25.query_terms(conn, query_text, None, groups,
                                                                            live=view == View())
     depth = max(candidates, k)
     sql, params, ranking = _first_statement(query_vector, groups, model_id, k, view, depth, mode, plan,
-                                            found_terms, live)
+                                            found_terms, live, sections)
     inline = ranking is not None and ranking.empty is None
     with conn.transaction() if transaction else nullcontext():  # the index settings hold for this transaction only
         if plan.strategy == "index":
@@ -266,7 +222,7 @@ def search_chunks(
                                        _filter_params(groups, model_id, view), depth, budget=bm25.ROW_BUDGET,
                                        live_chunks=live, ranking=ranking)
                     sql, params = _search_sql(query_vector, groups, model_id, k, view, depth, mode, plan,
-                                              found_terms, None, ranked)
+                                              found_terms, None, ranked, sections)
                     found = rows(conn, sql, params, prepare=True)
             record = ranked.record if ranked is not None else None
     for r in found:
@@ -287,13 +243,14 @@ def explain_search(
     candidates: int = CANDIDATES,
     mode: str = "hybrid",
     plan: VectorPlan = EXACT,
+    sections: Sequence[str] = (),
 ) -> str:
     """PostgreSQL's plan (EXPLAIN, not executed) for `search_chunks`' statement with the same
     arguments (its first full-text try inline), under the same index settings: shows whether
     the vector branch walks the HNSW index."""
     terms, live = bm25.query_terms(conn, query_text, None, groups, live=view == View())
     sql, params, _ = _first_statement(query_vector, groups, model_id, k, view, max(candidates, k), mode, plan,
-                                      terms, live)
+                                      terms, live, sections)
     with conn.transaction():
         if plan.strategy == "index":
             _apply_index_settings(conn, plan)
@@ -303,7 +260,7 @@ def explain_search(
 
 def _first_statement(
     query_vector: np.ndarray, groups: Sequence[str], model_id: int, k: int, view: View, depth: int, mode: str,
-    plan: VectorPlan, terms: Sequence[bm25.Term], live: int,
+    plan: VectorPlan, terms: Sequence[bm25.Term], live: int, sections: Sequence[str] = (),
 ) -> tuple[str, dict[str, Any], bm25.Ranking | None]:
     """The search statement as it first runs (search_chunks, and what explain_search shows): the
     full-text branch's first try inline, or its empty list when no term can match; and the
@@ -314,7 +271,8 @@ def _first_statement(
         terms, depth, budget=bm25.ROW_BUDGET, loose_bound=view != View(), live_chunks=live)
     inline = ranking is not None and ranking.empty is None
     sql, params = _search_sql(query_vector, groups, model_id, k, view, depth, mode, plan, terms,
-                              ranking if inline else None, None if inline or ranking is None else ranking.empty)
+                              ranking if inline else None, None if inline or ranking is None else ranking.empty,
+                              sections)
     return sql, params, ranking
 
 
@@ -330,12 +288,16 @@ def _search_sql(
     terms: Sequence[bm25.Term],
     ranking: bm25.Ranking | None,
     ranked: bm25.Ranked | None,
+    sections: Sequence[str] = (),
 ) -> tuple[str, dict[str, Any]]:
     """The statement of `search_chunks` and its parameters. The full-text branch is either the
     first try of `ranking` inline (its CTEs, with what it found as two more columns) or the
-    list `ranked` already proven by bm25.rank; vector mode has neither."""
+    list `ranked` already proven by bm25.rank; vector mode has neither. Named `sections` add the
+    structural branch to a hybrid search."""
     where = _where(view)
-    params = _filter_params(groups, model_id, view)
+    params = {**_filter_params(groups, model_id, view), **search_sections.params(sections)}
+    structural = mode == "hybrid" and bool(sections)
+    fused = search_sections.fused(_FUSED[mode]) if structural else _FUSED[mode]
     if ranking is not None:
         ctes = bm25.candidate_ctes(where, _version_filter(view), ranking.live_chunks)
         fts = "SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk FROM fts_top"
@@ -355,8 +317,9 @@ def _search_sql(
     WITH {ctes}, fts AS (
         {fts} ORDER BY rnk LIMIT %(cand)s
     ), vec AS ({_vector_branch(plan, where, view) if mode != "fulltext" else _NO_VECTOR}
+    ), sec AS ({search_sections.branch(where) if structural else _NO_VECTOR}
     ), fused AS (
-        {_FUSED[mode]}
+        {fused}
     ), best AS MATERIALIZED (  -- the k best first, then their rows by primary key (never a join
         SELECT * FROM fused ORDER BY rrf DESC, id LIMIT %(k)s  -- of every visible chunk with the fusion)
     )
@@ -364,7 +327,7 @@ def _search_sql(
            v.acl_groups, c.section_path, c.page_start, c.page_end, c.char_start, c.char_end, c.text,
            f.rrf, f.vec_rank AS vector_rank, f.vec_score AS vector_score, f.fts_rank AS fulltext_rank,
            f.fts_score AS fulltext_score, 1 - (c.embedding <=> %(qvec)s) AS similarity,
-           c.ts_config::text AS ts_config,
+           c.ts_config::text AS ts_config, {search_sections.MATCH_COLUMN},
            coalesce((SELECT sum(i.idf) FROM unnest(c.tsv) u JOIN fts_idf i ON i.cfg = c.ts_config AND i.lexeme = u.lexeme)
                     / nullif((SELECT dn.v FROM unnest(%(d_cfg)s::regconfig[], %(d_val)s::float8[]) AS dn(cfg, v)
                               WHERE dn.cfg = c.ts_config), 0), 0) AS term_coverage{tried}

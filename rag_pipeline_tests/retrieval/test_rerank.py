@@ -38,6 +38,16 @@ def test_section_title_naming_the_subject_moves_a_chunk_up() -> None:
     assert _order("how fast are parental leave requests answered", [plain, titled]) == [1, 0]
 
 
+def test_the_named_part_comes_first_and_a_part_merely_within_it_gets_no_priority() -> None:
+    """section_match 1 (the chunk is the part the question names) outranks any weighed evidence;
+    0.5 (under it, like a whole manual's numbered sections for "IRM 2.3.59") does not."""
+    best = C("Hotels in Berlin are reimbursed up to EUR 165 per night.", ["3 Travel"], 0.033, 1.0)
+    named = C("Meals are paid as a daily allowance.", ["3 Travel", "3.2 Meals"], 0.016, 0.0, section_match=1.0)
+    within = C("Trains are booked second class.", ["3 Travel", "3.2 Meals", "3.2.1 Trains"], 0.030, 0.0,
+               section_match=0.5)
+    assert _order("hotel costs in Berlin per night under 3.2", [best, within, named]) == [2, 0, 1]
+
+
 def test_same_input_same_order_and_ties_keep_the_fused_order() -> None:
     same = [C("identical text", [], 0.03, 0.0) for _ in range(5)]
     assert _order("nothing matches", same) == [0, 1, 2, 3, 4]

@@ -74,6 +74,18 @@ def test_a_search_is_three_round_trips_in_every_mode(index: str, embedder, mode:
             assert logged["strategy"]["fulltext"]["tries"] == 1
 
 
+@pytest.mark.parametrize("mode", ["hybrid", "hybrid+rerank"])
+def test_a_search_naming_a_section_is_still_three_round_trips(index: str, embedder, mode: str) -> None:
+    """The structural branch of a question naming "§ 12" or "section 7.2.1" (store/search_sections.py)
+    runs inside the search statement: no round trip of its own."""
+    with database.connect_as(index, roles.READER) as conn:
+        retrieval.search(conn, embedder, "warm up § 1", ["staff"], mode=mode)
+        found: list = []
+        trips = round_trips(conn, lambda: found.append(retrieval.search(
+            conn, embedder, "hotel costs in Berlin under § 12 and section 7.2.1", ["staff", "finance"], k=3, mode=mode)))
+    assert found[0] and trips == 3
+
+
 def test_an_unlogged_search_with_nothing_visible_is_still_at_most_three(index: str, embedder) -> None:
     with database.connect_as(index, roles.READER) as conn:
         found: list = []
