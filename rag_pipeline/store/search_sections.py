@@ -26,12 +26,14 @@ MAX_KEYS = 8  # as retrieval.section_refs.MAX_REFS: the statement never takes mo
 
 def branch(where: str) -> str:
     """The `sec` CTE's body: matching chunks under `where` (the view and the caller's groups),
-    ranked by cosine distance to the query vector, ties by id."""
+    ranked by cosine distance to the query vector, ties by id. A purged chunk (no vector, no
+    text; migration 018) keeps its section path but is never found, as in the other branches."""
     return f"""
         SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk FROM (
             SELECT m.id, m.embedding <=> %(qvec)s AS dist FROM (
                 SELECT c.id, c.embedding FROM chunks c JOIN document_versions v ON v.id = c.version_id
                 WHERE {where} AND rag_section_keys(c.section_path, c.text) && %(section_refs)s::text[]
+                  AND c.embedding IS NOT NULL
                 LIMIT %(section_rows)s) m
             ORDER BY m.embedding <=> %(qvec)s, m.id LIMIT %(cand)s) matched"""  # noqa: S608 -- fixed fragments
 

@@ -201,3 +201,21 @@ def test_bytes_an_s3_listing_makes_the_plan_read_again_are_not_kept(capsys, tmp_
     assert not _blob(config, V1).exists()
     assert [v[:3] for v in versions(db_url, "merger.md")] == [(1, "content", "live")]
     assert _blob(config, b"# Parking\n\nRow K.\n").exists()  # read again and kept: not purged
+
+
+def test_a_purged_part_is_not_found_by_naming_its_section(capsys, config: Path, docs: Path) -> None:
+    """The structural branch (a question naming "section 4.2") matches a chunk by its section
+    path, which a purge keeps: it must still find nothing of a purged version."""
+    (docs / "terms.md").write_text("# Terms\n\n## 4.2 Settlement\n\nThe settlement is paid in zorblings within ten days.\n\n"
+                                   "## 4.3 Notices\n\nNotices go to the registered office.\n")
+    assert sync(capsys, config)[0] == 0
+
+    def named() -> list[str]:
+        code, data = run_cli(capsys, "search", "what does section 4.2 say?", "--groups", "all-staff", "--config", str(config))
+        assert code == 0, data
+        return [r["uri"] for r in data["results"] if r["section_path"] and "4.2 Settlement" in r["section_path"]]
+
+    assert named() == ["terms.md"]
+    code, out = run_cli(capsys, "purge", "terms.md", "--reason", "legal order", "--config", str(config))
+    assert code == 0, out
+    assert named() == []
