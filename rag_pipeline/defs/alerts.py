@@ -24,7 +24,7 @@ from rag_pipeline import store
 from rag_pipeline.alerts.config import AlertsConfig
 from rag_pipeline.alerts.deliver import Alert, channels, send
 from rag_pipeline.alerts.freshness import Freshness, judge
-from rag_pipeline.defs.failures import step_failure_text
+from rag_pipeline.defs.failures import first_step_failure
 from rag_pipeline.defs.per_source import configured_sources
 from rag_pipeline.defs.resources import IndexDatabase
 from rag_pipeline.defs.source_assets import source_key
@@ -93,13 +93,6 @@ def _deliver(context: dg.SensorEvaluationContext | dg.RunFailureSensorContext, a
     return f"sent {alert.subject!r} to {', '.join(delivered)}"
 
 
-def _step_error(instance: dg.DagsterInstance, run_id: str) -> str | None:
-    """The first failed step and its own error (the run's failure message only lists steps)."""
-    records = instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.STEP_FAILURE, limit=1).records
-    event = records[0].event_log_entry.dagster_event if records else None
-    return step_failure_text(event) if event else None
-
-
 @dg.run_failure_sensor(
     name="alert_on_failed_sync_runs",
     default_status=dg.DefaultSensorStatus.RUNNING,
@@ -114,7 +107,7 @@ def alert_on_failed_sync_runs(context: dg.RunFailureSensorContext, database: Ind
     with connect(database.url()) as conn:
         recorded = store.runs.get_run(conn, run.run_id) or {}
     gate = recorded.get("status") == "gate_failed"
-    reason = (recorded.get("gate_reason") if gate else None) or _step_error(context.instance, run.run_id) \
+    reason = (recorded.get("gate_reason") if gate else None) or first_step_failure(context.instance, run.run_id) \
         or context.failure_event.message or "the run failed"
     alerts = database.settings.load().alerts
     alert = Alert(kind="gate_failed" if gate else "crashed", source=source if source != ALL_SOURCES else "all sources",

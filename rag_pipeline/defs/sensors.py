@@ -18,6 +18,7 @@ from __future__ import annotations
 import dagster as dg
 
 from rag_pipeline import store
+from rag_pipeline.defs.failures import first_step_failure
 from rag_pipeline.defs.resources import IndexDatabase
 from rag_pipeline.defs.source_assets import source_observation
 from rag_pipeline.defs.tags import TAG_OUTCOME
@@ -71,7 +72,7 @@ def _observe_outcome(instance: dg.DagsterInstance, database: IndexDatabase, run:
 )
 def record_failed_sync_runs(context: dg.RunFailureSensorContext, database: IndexDatabase) -> None:
     run_id = context.dagster_run.run_id
-    reason = context.failure_event.message or "the Dagster run failed"
+    reason = first_step_failure(context.instance, run_id) or context.failure_event.message or "the Dagster run failed"
     outcome = _record(context.instance, database, run_id, reason)
     if outcome:
         context.log.info(f"run {run_id} recorded as {outcome}: {reason}")

@@ -31,7 +31,7 @@ def source_spec(source: SourceConfig) -> dg.AssetSpec:
     return dg.AssetSpec(
         key=source_key(source.name), group_name=SOURCES_GROUP, kinds={"s3" if source.kind == "s3" else "folder"},
         owners=["team:data-engineering"], metadata=metadata,
-        description=f"The source {source.name!r} ({where}); observed by each sync that publishes it.",
+        description=f"The source {source.name!r} ({where}); observed by each of its syncs, whatever the outcome.",
     )
 
 

@@ -58,6 +58,8 @@ def test_a_failed_sync_run_sends_one_alert_with_source_reason_and_link(
     [alert] = [r["body"] for r in received]
     assert (alert["kind"], alert["source"], alert["run_id"]) == ("crashed", "larkspur", result.run_id)
     assert "_access.yaml" in alert["reason"]
+    # the failed step and its own error, named once: not Dagster's wrapper, not the module path
+    assert alert["reason"].startswith("step plan failed: ListingError: source 'larkspur': "), alert["reason"]
     assert alert["link"] == f"http://dagster.example:3000/runs/{result.run_id}"
 
 

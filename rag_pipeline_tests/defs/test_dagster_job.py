@@ -304,7 +304,7 @@ def test_failed_ui_runs_are_recorded_and_release_their_source(job_config: Path, 
         ) as context:
             record_failed_sync_runs(context.for_run_failure())
     row = query(db_url, "SELECT status, error FROM runs WHERE run_id = %s", result.run_id)[0]
-    assert row[0] == "failed" and row[1]
+    assert row[0] == "failed" and row[1].startswith("step plan failed: ListingError: ") and "_access.yaml" in row[1], row
 
 
 def test_the_job_runs_with_the_multiprocess_executor(job_config: Path, tmp_path: Path, db_url: str) -> None:
