@@ -4,8 +4,10 @@ an as-of time, a document named by URI and the embedding model."""
 from __future__ import annotations
 
 import argparse
+import sys
 from contextlib import AbstractContextManager
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rag_pipeline.errors import UsageError
@@ -78,3 +80,15 @@ def refusal_threshold(conn: psycopg.Connection, config: Config, when: datetime |
 
     model_id = store.search.index_model_id(conn, store.search.View(as_of=when))
     return refusal.threshold_for(conn, model_id, DEFAULT_MODE, config.evaluation.refusal_score)
+
+
+def read_limited(name: str, limit: int) -> bytes:
+    """At most `limit` bytes of a file or of stdin (`-`): a larger input is refused by its
+    reader without being read whole. A file that cannot be opened is a usage error naming it."""
+    if name == "-":
+        return sys.stdin.buffer.read(limit)
+    try:
+        with Path(name).open("rb") as handle:
+            return handle.read(limit)
+    except OSError as exc:
+        raise UsageError(f"{name}: {exc.strerror or exc}") from exc

@@ -8,10 +8,9 @@ import argparse
 import getpass
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
-from rag_pipeline.cli.common import connection, document, embedder, groups, load_config
+from rag_pipeline.cli.common import connection, document, embedder, groups, load_config, read_limited
 from rag_pipeline.cli.output import console, emit_json, err, pages, shown, when
 from rag_pipeline.errors import EXIT_OK, UsageError
 
@@ -143,7 +142,7 @@ def cmd_decide(args: argparse.Namespace) -> int:
 
     answer_id = _answer_id(args.answer_id)
     decision = "approve" if args.approve else "reject" if args.reject else "correct"
-    correction = None if args.correct is None else _read(args.correct, MAX_ANSWER_BYTES + 1)
+    correction = None if args.correct is None else read_limited(args.correct, MAX_ANSWER_BYTES + 1)
     config = load_config(args)
     with connection(config) as conn:
         name, reviewer_groups = _acting(conn, args)
@@ -159,16 +158,6 @@ def cmd_decide(args: argparse.Namespace) -> int:
         extra = f": the correction is {done['corrected_verdict']}" if done.get("corrected_verdict") else ""
         console().print(f"decision {done['id']}: {decision} answer {answer_id} by {shown(name)}{extra}")
     return EXIT_OK
-
-
-def _read(name: str, limit: int) -> bytes:
-    if name == "-":
-        return sys.stdin.buffer.read(limit)
-    try:
-        with Path(name).open("rb") as handle:
-            return handle.read(limit)
-    except OSError as exc:
-        raise UsageError(f"{name}: {exc.strerror or exc}") from exc
 
 
 def cmd_add_reviewer(args: argparse.Namespace) -> int:

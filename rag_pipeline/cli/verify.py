@@ -6,13 +6,11 @@ input (nothing recorded)."""
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rag_pipeline.cli.common import connection, embedder, load_config
+from rag_pipeline.cli.common import connection, embedder, load_config, read_limited
 from rag_pipeline.cli.output import console, emit_json, pages, shown
-from rag_pipeline.errors import EXIT_OK, UsageError
+from rag_pipeline.errors import EXIT_OK
 
 if TYPE_CHECKING:
     from rag_pipeline.answers.verify import Verification
@@ -33,7 +31,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from rag_pipeline.cli.explain import log_id
 
     wanted = None if args.log_id is None else log_id(args.log_id)
-    draft = read_answer(_read(args.answer, MAX_ANSWER_BYTES + 1), wanted)  # bad input fails before any load
+    draft = read_answer(read_limited(args.answer, MAX_ANSWER_BYTES + 1), wanted)  # bad input fails before any load
     config = load_config(args)
     model = embedder(config)
     with connection(config) as conn:
@@ -43,17 +41,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         _print(result)
     return EXIT_OK
-
-
-def _read(name: str, limit: int) -> bytes:
-    """At most `limit` bytes: a larger answer is refused without reading it all."""
-    if name == "-":
-        return sys.stdin.buffer.read(limit)
-    try:
-        with Path(name).open("rb") as handle:
-            return handle.read(limit)
-    except OSError as exc:
-        raise UsageError(f"{name}: {exc.strerror or exc}") from exc
 
 
 def _print(result: Verification) -> None:
