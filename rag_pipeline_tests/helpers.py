@@ -87,6 +87,21 @@ __all__ = ["psycopg", "query", "rewrite_history", "index_documents", "run_cli", 
            "versions", "wait_until"]
 
 
+def stage_text(conn: psycopg.Connection, embedder: Any, model_id: int, run_id: str, uri: str, text: str,
+               groups: list[str]) -> None:
+    """One English content version (a heading, one paragraph) staged into `run_id` with its
+    chunks and vectors, as the sync's chunk and stage steps write it, on `conn`'s role."""
+    from rag_pipeline import store
+    from rag_pipeline.chunking import chunks as chunking
+    from rag_pipeline.parsing.types import Element
+
+    elements = [Element("heading", uri, level=1), Element("paragraph", text)]
+    chunks = [c.to_dict() for c in chunking.chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)]
+    fields = {"model_id": model_id, "acl_groups": groups, "language": "en", "checksum": text}
+    store.versions.stage_content_version(conn, run_id, "docs", uri, fields, chunks,
+                                         embedder.encode([c["search_text"] for c in chunks]))
+
+
 def index_documents(db_url: str, embedder: Any, docs: dict[str, tuple[str, str]], group: str) -> None:
     """Stage and publish {uri: (title, body)} exactly as the sync's chunk and stage steps do
     (chunker, per-document language, store), without files or Dagster: for retrieval tests."""

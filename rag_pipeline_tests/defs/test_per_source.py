@@ -121,18 +121,25 @@ def _ended_run(instance: dg.DagsterInstance, key: str, how: str, tags: dict | No
             event_type_value=dg.DagsterEventType.RUN_SUCCESS.value, job_name=run.job_name, message="done"))
 
 
+def _change_sensor(tmp_path: Path) -> dg.SensorDefinition:
+    return source_definitions(load_config(_config(tmp_path)).sources).resolve_sensor_def("sync_hand_book_on_change")
+
+
+def _first_change(sensor: dg.SensorDefinition, instance: dg.DagsterInstance, tmp_path: Path):
+    """The tick that records the listing, an edit, and the tick that requests its run."""
+    cursor = _tick(sensor, instance, None).cursor
+    (tmp_path / "docs" / "a.md").write_text("# A\n\nedited text\n")
+    return _tick(sensor, instance, cursor)
+
+
 @pytest.mark.parametrize("how", ["cancelled", "failed"])
 def test_a_change_whose_run_was_cancelled_or_failed_is_requested_again_a_bounded_number_of_times(
         tmp_path: Path, how: str) -> None:
     from rag_pipeline.defs.per_source import MAX_RETRIES
 
-    config = load_config(_config(tmp_path))
-    defs = source_definitions(config.sources)
-    sensor = defs.resolve_sensor_def("sync_hand_book_on_change")
+    sensor = _change_sensor(tmp_path)
     with dg.instance_for_test() as instance:
-        cursor = _tick(sensor, instance, None).cursor
-        (tmp_path / "docs" / "a.md").write_text("# A\n\nedited text\n")
-        result = _tick(sensor, instance, cursor)
+        result = _first_change(sensor, instance, tmp_path)
         keys = [result.run_requests[0].run_key]
         for _ in range(MAX_RETRIES):
             _ended_run(instance, keys[-1], how)
@@ -154,13 +161,9 @@ def test_a_change_whose_run_was_cancelled_or_failed_is_requested_again_a_bounded
 ])
 def test_a_change_whose_run_succeeded_was_gated_or_is_running_is_not_requested_again(
         tmp_path: Path, how: str, tags: dict, words: str) -> None:
-    config = load_config(_config(tmp_path))
-    defs = source_definitions(config.sources)
-    sensor = defs.resolve_sensor_def("sync_hand_book_on_change")
+    sensor = _change_sensor(tmp_path)
     with dg.instance_for_test() as instance:
-        cursor = _tick(sensor, instance, None).cursor
-        (tmp_path / "docs" / "a.md").write_text("# A\n\nedited text\n")
-        result = _tick(sensor, instance, cursor)
+        result = _first_change(sensor, instance, tmp_path)
         _ended_run(instance, result.run_requests[0].run_key, how, tags)
         after = _tick(sensor, instance, result.cursor)
         assert after.run_requests == [] and words in after.skip_message

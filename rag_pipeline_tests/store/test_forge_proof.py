@@ -15,6 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import PROJECT_ROOT, fresh_database
+from helpers import stage_text
 from psycopg import errors, sql
 
 from rag_pipeline import store
@@ -27,19 +28,6 @@ TEXTS = {
     "b/1": "Salary bands are reviewed by HR each spring.",
 }
 QUESTION = "who signs a conference trip"
-
-
-def _stage(conn: psycopg.Connection, embedder: Any, model_id: int, run_id: str, uri: str, text: str,
-           groups: list[str]) -> None:
-    """One content version with its chunks, as the sync's stage step writes it."""
-    from rag_pipeline.chunking import chunks as chunking
-    from rag_pipeline.parsing.types import Element
-
-    elements = [Element("heading", uri, level=1), Element("paragraph", text)]
-    chunks = [c.to_dict() for c in chunking.chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)]
-    fields = {"model_id": model_id, "acl_groups": groups, "language": "en", "checksum": text}
-    store.versions.stage_content_version(conn, run_id, "docs", uri, fields, chunks,
-                                         embedder.encode([c["search_text"] for c in chunks]))
 
 
 @pytest.fixture(scope="module")
@@ -55,16 +43,16 @@ def index(pg_server_url: str, embedder: Any) -> Iterator[dict[str, Any]]:
             for run_id in ("r1", "r2", "r3", "r4"):
                 store.runs.create_run(writer, run_id, ["docs"], model_id)
             for uri, text in TEXTS.items():
-                _stage(writer, embedder, model_id, "r1", uri, text, ["b" if uri.startswith("b") else "a"])
+                stage_text(writer, embedder, model_id, "r1", uri, text, ["b" if uri.startswith("b") else "a"])
             assert store.versions.publish(writer, "r1")["published"] == 3
             store.runs.update_run(writer, "r1", status="published", finished=True)
-            _stage(writer, embedder, model_id, "r2", "a/1", TEXTS["a/1"] + " Abroad too.", ["a"])
+            stage_text(writer, embedder, model_id, "r2", "a/1", TEXTS["a/1"] + " Abroad too.", ["a"])
             assert store.versions.stage_tombstone(writer, "r2", "docs", "a/2")
             assert store.versions.stage_acl_version(writer, "r2", "docs", "b/1", ["a", "b"])
             assert store.versions.publish(writer, "r2") == {"published": 2, "superseded": 3, "tombstoned": 1}
             store.runs.update_run(writer, "r2", status="published", finished=True)
-            _stage(writer, embedder, model_id, "r3", "a/1", TEXTS["a/1"] + " Third edition.", ["a"])
-            _stage(writer, embedder, model_id, "r4", "c/1", "A draft nobody published.", ["a"])
+            stage_text(writer, embedder, model_id, "r3", "a/1", TEXTS["a/1"] + " Third edition.", ["a"])
+            stage_text(writer, embedder, model_id, "r4", "c/1", "A draft nobody published.", ["a"])
             store.runs.update_run(writer, "r4", status="failed", finished=True)  # its staged c/1 stays behind
         with database.connect_as(url, roles.READER) as reader:
             hits = search(reader, embedder, QUESTION, ["a"], k=2, user="alice")

@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import fresh_database
+from helpers import stage_text
 from psycopg import errors, sql
 
 from rag_pipeline import store
@@ -26,18 +27,6 @@ from rag_pipeline.sync.purge import PurgeRefusedError, purge_document
 
 SECRET = "The quokkanite merger with Northwind is announced on the ninth."
 TEXTS = {"leak/1": SECRET, "plain/1": "Parking permits are issued once a year by facilities."}
-
-
-def _stage(conn: psycopg.Connection, embedder: Any, model_id: int, run_id: str, uri: str, text: str,
-           groups: list[str]) -> None:
-    from rag_pipeline.chunking import chunks as chunking
-    from rag_pipeline.parsing.types import Element
-
-    elements = [Element("heading", uri, level=1), Element("paragraph", text)]
-    chunks = [c.to_dict() for c in chunking.chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)]
-    fields = {"model_id": model_id, "acl_groups": groups, "language": "en", "checksum": text}
-    store.versions.stage_content_version(conn, run_id, "docs", uri, fields, chunks,
-                                         embedder.encode([c["search_text"] for c in chunks]))
 
 
 @pytest.fixture
@@ -51,10 +40,10 @@ def index(pg_server_url: str, embedder: Any) -> Iterator[dict[str, Any]]:
             for run_id in ("r1", "r2", "r3"):
                 store.runs.create_run(writer, run_id, ["docs"], model_id)
             for uri, text in TEXTS.items():
-                _stage(writer, embedder, model_id, "r1", uri, text, ["a"])
+                stage_text(writer, embedder, model_id, "r1", uri, text, ["a"])
             store.versions.publish(writer, "r1")
             store.runs.update_run(writer, "r1", status="published", finished=True)
-            _stage(writer, embedder, model_id, "r2", "leak/1", SECRET + " Details follow.", ["a"])
+            stage_text(writer, embedder, model_id, "r2", "leak/1", SECRET + " Details follow.", ["a"])
             store.versions.publish(writer, "r2")
             store.runs.update_run(writer, "r2", status="published", finished=True)
         yield {"url": url, "model_id": model_id}
@@ -178,7 +167,7 @@ def test_a_purge_that_cannot_be_done_changes_nothing(admin: psycopg.Connection, 
 def test_a_document_a_running_sync_holds_is_not_purged(admin: psycopg.Connection, index: dict[str, Any],
                                                        embedder: Any, tmp_path: Path) -> None:
     with database.connect_as(index["url"], roles.WRITER) as writer:
-        _stage(writer, embedder, index["model_id"], "r3", "leak/1", SECRET + " Third.", ["a"])
+        stage_text(writer, embedder, index["model_id"], "r3", "leak/1", SECRET + " Third.", ["a"])
     with pytest.raises(PurgeRefusedError, match="being synced by run r3"):
         purge_document(admin, BlobStore(tmp_path), "docs", "leak/1", None, "x", None)
     assert admin.execute("SELECT count(*) FROM purges").fetchone()[0] == 0

@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import fresh_database
+from helpers import stage_text
 from psycopg import sql
 
 from rag_pipeline import store
@@ -38,19 +39,6 @@ FIRST_GROUPS = {"keep/1": ["a"], "revoke/1": ["a"], "delete/1": ["a"], "narrow/1
 QUESTION = "zephyrine plans"
 
 
-def _stage(conn: psycopg.Connection, embedder: Any, model_id: int, run_id: str, uri: str, text: str,
-           groups: list[str]) -> None:
-    """One content version with its chunks, as the sync's stage step writes it."""
-    from rag_pipeline.chunking import chunks as chunking
-    from rag_pipeline.parsing.types import Element
-
-    elements = [Element("heading", uri, level=1), Element("paragraph", text)]
-    chunks = [c.to_dict() for c in chunking.chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)]
-    fields = {"model_id": model_id, "acl_groups": groups, "language": "en", "checksum": text}
-    store.versions.stage_content_version(conn, run_id, "docs", uri, fields, chunks,
-                                         embedder.encode([c["search_text"] for c in chunks]))
-
-
 @pytest.fixture(scope="module")
 def index(pg_server_url: str, embedder: Any) -> Iterator[dict[str, Any]]:
     """The index of the module docstring, and a search logged as rag_reader in group a between
@@ -62,7 +50,7 @@ def index(pg_server_url: str, embedder: Any) -> Iterator[dict[str, Any]]:
             for run_id in ("r1", "r2"):
                 store.runs.create_run(writer, run_id, ["docs"], model_id)
             for uri, text in TEXTS.items():
-                _stage(writer, embedder, model_id, "r1", uri, text, FIRST_GROUPS[uri])
+                stage_text(writer, embedder, model_id, "r1", uri, text, FIRST_GROUPS[uri])
             store.versions.publish(writer, "r1")
             store.runs.update_run(writer, "r1", status="published", finished=True)
             t1 = writer.execute("SELECT clock_timestamp()").fetchone()[0]
@@ -70,7 +58,7 @@ def index(pg_server_url: str, embedder: Any) -> Iterator[dict[str, Any]]:
             then = search(reader, embedder, QUESTION, ["a"], k=10, user="alice")
             assert {h.uri for h in then} == set(TEXTS)
         with database.connect_as(url, roles.WRITER) as writer:
-            _stage(writer, embedder, model_id, "r2", "keep/1", TEXTS["keep/1"] + " Also in September.", ["a"])
+            stage_text(writer, embedder, model_id, "r2", "keep/1", TEXTS["keep/1"] + " Also in September.", ["a"])
             assert store.versions.stage_acl_version(writer, "r2", "docs", "revoke/1", ["c"])
             assert store.versions.stage_tombstone(writer, "r2", "docs", "delete/1")
             assert store.versions.stage_acl_version(writer, "r2", "docs", "narrow/1", ["b"])

@@ -17,6 +17,7 @@ import numpy as np
 import psycopg
 import pytest
 from conftest import fresh_database
+from helpers import stage_text
 
 from rag_pipeline import store
 from rag_pipeline.retrieval.search import MAX_GROUPS, QueryError, check_request
@@ -41,19 +42,6 @@ STAGED_TEXT = "Unpublished draft: travel approval for conference trips is suspen
 DISCARDED_TEXT = "Discarded draft: conference travel approval by email only."
 
 
-def _stage(conn: psycopg.Connection, embedder: Any, model_id: int, run_id: str, uri: str, text: str,
-           groups: list[str]) -> None:
-    """One document version with its chunks, as the sync's chunk and stage steps write it."""
-    from rag_pipeline.chunking import chunks as chunking
-    from rag_pipeline.parsing.types import Element
-
-    elements = [Element("heading", uri, level=1), Element("paragraph", text)]
-    chunks = [c.to_dict() for c in chunking.chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)]
-    vectors = embedder.encode([c["search_text"] for c in chunks])
-    fields = {"model_id": model_id, "acl_groups": groups, "language": "en", "checksum": text}
-    store.versions.stage_content_version(conn, run_id, "docs", uri, fields, chunks, vectors)
-
-
 @pytest.fixture(scope="module")
 def index(pg_server_url: str, embedder: Any) -> Iterator[tuple[str, int]]:
     """alpha and beta documents, published; then alpha/3 rewritten (v1 superseded), alpha/4
@@ -65,14 +53,14 @@ def index(pg_server_url: str, embedder: Any) -> Iterator[tuple[str, int]]:
             store.runs.create_run(conn, run_id, ["docs"], model_id)
         for group, texts in TOPICS.items():
             for i, text in enumerate(texts, 1):
-                _stage(conn, embedder, model_id, "r1", f"{group}/{i}", text, [group])
+                stage_text(conn, embedder, model_id, "r1", f"{group}/{i}", text, [group])
         store.versions.publish(conn, "r1")
-        _stage(conn, embedder, model_id, "r2", "alpha/3", "Remote work approval needs HR and the manager.", ["alpha"])
+        stage_text(conn, embedder, model_id, "r2", "alpha/3", "Remote work approval needs HR and the manager.", ["alpha"])
         store.versions.stage_tombstone(conn, "r2", "docs", "alpha/4")
         store.versions.stage_acl_version(conn, "r2", "docs", "beta/4", ["alpha"])
         store.versions.publish(conn, "r2")
-        _stage(conn, embedder, model_id, "r3", "alpha/5", STAGED_TEXT, ["alpha"])  # staged, never published
-        _stage(conn, embedder, model_id, "r4", "alpha/6", DISCARDED_TEXT, ["alpha"])
+        stage_text(conn, embedder, model_id, "r3", "alpha/5", STAGED_TEXT, ["alpha"])  # staged, never published
+        stage_text(conn, embedder, model_id, "r4", "alpha/6", DISCARDED_TEXT, ["alpha"])
         store.versions.discard_staged(conn, "r4")
         _filler(conn, model_id)
         conn.execute("ANALYZE")
