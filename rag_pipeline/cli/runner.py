@@ -101,8 +101,8 @@ def _instance(config: Config, index_url: str) -> Iterator[dg.DagsterInstance]:
 def run_sync(config: Config, sources: list[str], allow_mass_tombstone: bool, show_progress: bool = False) -> SyncOutcome:
     """Run the job; return the run's outcome as recorded in the index database."""
     url = prepare_database(config)  # starts the embedded server once for all steps of this process
-    job = _job(config, sources)
-    names = sources or [s.name for s in config.sources]
+    names = sources or [s.name for s in config.sources]  # what the run syncs
+    job = _job(names)
     tags = {TAG_SOURCE: names[0] if len(names) == 1 else ",".join(sources) or ALL_SOURCES, TAG_TRIGGER: "cli"}
     run_config = {
         "ops": {"plan": {"config": {"sources": sources, "allow_mass_tombstone": allow_mass_tombstone}}},
@@ -119,13 +119,12 @@ def run_sync(config: Config, sources: list[str], allow_mass_tombstone: bool, sho
     return outcome
 
 
-def _job(config: Config, sources: list[str]) -> dg.JobDefinition:
+def _job(names: list[str]) -> dg.JobDefinition:
     """The job the UI runs for the same work: `sync_<source>` when the sync covers one source
     (named, or the only one configured), so its runs list and queue limit include CLI syncs;
     else the all-sources `sync`. The per-source job is built for this configuration, which
     need not be the one the UI loads."""
     definitions = load_definitions(component_catalogue=False)
-    names = sources or [s.name for s in config.sources]
     if len(names) != 1:
         return definitions.resolve_job_def("sync")
     return source_job(names[0]).resolve(asset_graph=definitions.resolve_asset_graph())

@@ -86,7 +86,7 @@ def freshness_check(source: SourceConfig) -> dg.AssetChecksDefinition:
     return _fresh
 
 
-def _deliver(context: dg.SensorEvaluationContext | dg.RunFailureSensorContext, alerts: AlertsConfig, alert: Alert) -> str:
+def _deliver(alerts: AlertsConfig, alert: Alert) -> str:
     if not channels(alerts):
         return f"no alert channel configured (alerts.webhook / alerts.smtp): {alert.subject}"
     delivered = send(alert, alerts)  # raises naming every channel that failed: the tick shows it
@@ -112,7 +112,7 @@ def alert_on_failed_sync_runs(context: dg.RunFailureSensorContext, database: Ind
     alerts = database.settings.load().alerts
     alert = Alert(kind="gate_failed" if gate else "crashed", source=source if source != ALL_SOURCES else "all sources",
                   reason=reason, run_id=run.run_id, link=alerts.run_link(run.run_id))
-    context.log.info(_deliver(context, alerts, alert))
+    context.log.info(_deliver(alerts, alert))
 
 
 @dg.sensor(
@@ -132,7 +132,7 @@ def source_freshness(context: dg.SensorEvaluationContext, database: IndexDatabas
     stale_before = set(state.get("stale", []))
     stale_now = {name for name, v in verdicts.items() if not v.passed}
     alerts = database.settings.load().alerts
-    said = [_deliver(context, alerts, Alert(kind="stale", source=name, reason=verdicts[name].reason,
+    said = [_deliver(alerts, Alert(kind="stale", source=name, reason=verdicts[name].reason,
                                             link=f"{alerts.ui_url}/assets/source/{name}"))
             for name in sorted(stale_now - stale_before)]
     summary = f"{len(stale_now)} stale of {len(verdicts)} source(s)" + (": " + "; ".join(said) if said else "")
