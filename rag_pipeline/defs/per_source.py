@@ -56,7 +56,7 @@ def changed_listing_sensor(source: SourceConfig, job: dg.UnresolvedAssetJobDefin
         seen, _, attempt = context.cursor.partition("/")
         if fingerprint != seen:
             return _request(source, fingerprint, 0)
-        if not attempt:
+        if not (attempt.isascii() and attempt.isdigit() and len(attempt) < 6):  # none, or not a cursor we wrote
             return dg.SkipReason("listing unchanged")
         return _retry_if_ended_badly(context, source, fingerprint, int(attempt))
 

@@ -167,3 +167,16 @@ def test_a_change_whose_run_succeeded_was_gated_or_is_running_is_not_requested_a
         _ended_run(instance, result.run_requests[0].run_key, how, tags)
         after = _tick(sensor, instance, result.cursor)
         assert after.run_requests == [] and words in after.skip_message
+
+
+@pytest.mark.parametrize("suffix", ["/", "/x", "/²", "/-1", "/" + "9" * 400])
+def test_a_change_sensor_cursor_it_did_not_write_is_read_as_no_pending_run(tmp_path: Path, suffix: str) -> None:
+    """A cursor edited by hand or left by another version: the tick says the listing is
+    unchanged instead of failing, and the next change is requested as usual."""
+    sensor = _change_sensor(tmp_path)
+    with dg.instance_for_test() as instance:
+        fingerprint = _tick(sensor, instance, None).cursor
+        odd = _tick(sensor, instance, fingerprint + suffix)
+        assert odd.run_requests == [] and "listing unchanged" in odd.skip_message
+        (tmp_path / "docs" / "a.md").write_text("# A\n\nedited text\n")
+        assert len(_tick(sensor, instance, fingerprint + suffix).run_requests) == 1
