@@ -115,6 +115,21 @@ def alert_on_failed_sync_runs(context: dg.RunFailureSensorContext, database: Ind
     context.log.info(_deliver(alerts, alert))
 
 
+def _cursor_state(cursor: str | None) -> dict:
+    """The freshness sensor's cursor; one it did not write (edited by hand, another version)
+    counts as empty: every source is first seen now, none announced yet."""
+    empty = {"stale": [], "first_seen": {}}
+    try:
+        state = json.loads(cursor) if cursor else empty
+        seen = {str(n): datetime.fromisoformat(at) for n, at in state.get("first_seen", {}).items()}
+        stale = [str(n) for n in state.get("stale", [])]
+    except (ValueError, TypeError, AttributeError):
+        return empty
+    if any(at.tzinfo is None for at in seen.values()):
+        return empty  # not written by this sensor (it writes UTC instants)
+    return {"stale": stale, "first_seen": seen}
+
+
 @dg.sensor(
     name="source_freshness",
     minimum_interval_seconds=FRESHNESS_INTERVAL_SECONDS,
@@ -124,12 +139,12 @@ def alert_on_failed_sync_runs(context: dg.RunFailureSensorContext, database: Ind
 )
 def source_freshness(context: dg.SensorEvaluationContext, database: IndexDatabase) -> dg.SensorResult:
     now = datetime.now(UTC)
-    state = json.loads(context.cursor) if context.cursor else {}
-    first_seen = {name: datetime.fromisoformat(at) for name, at in state.get("first_seen", {}).items()}
+    state = _cursor_state(context.cursor)
+    first_seen = dict(state["first_seen"])
     for source in database.settings.load().sources:
         first_seen.setdefault(source.name, now)
     verdicts = freshness_of(database, now, first_seen)
-    stale_before = set(state.get("stale", []))
+    stale_before = set(state["stale"])
     stale_now = {name for name, v in verdicts.items() if not v.passed}
     alerts = database.settings.load().alerts
     said = [_deliver(alerts, Alert(kind="stale", source=name, reason=verdicts[name].reason,

@@ -120,3 +120,20 @@ def test_the_ui_loads_the_alert_sensors_on_and_a_fresh_check_per_source(
         assert definitions.resolve_sensor_def(name).default_status == dg.DefaultSensorStatus.RUNNING
     checks = {key for c in definitions.asset_checks for key in c.check_keys}
     assert dg.AssetCheckKey(dg.AssetKey(["source", "larkspur"]), "fresh") in checks
+
+
+@pytest.mark.parametrize("cursor", ["not json", "[1, 2]", '{"first_seen": {"larkspur": "yesterday"}}',
+                                    '{"first_seen": {"larkspur": "2026-01-01"}}', '{"stale": 5}', "{}" * 10_000])
+def test_a_freshness_cursor_it_did_not_write_counts_as_empty(
+        cursor: str, tmp_path: Path, db_url: str, demo_copy: Path) -> None:
+    from rag_pipeline.defs.alerts import source_freshness
+    from rag_pipeline.defs.resources import IndexDatabase, PipelineSettings
+
+    config = _config(tmp_path, db_url, demo_copy, "https://hooks.example.com/x", schedule="0 * * * *")
+    database = IndexDatabase(settings=PipelineSettings(config_path=str(config)))
+    with dg.instance_for_test() as instance, \
+            dg.build_sensor_context(instance=instance, cursor=cursor, resources={"database": database}) as context:
+        result = source_freshness(context)
+    # first seen now, never synced: not stale yet, nothing announced, and a cursor of its own written
+    assert result.asset_events[0].passed and json.loads(result.cursor)["stale"] == []
+    assert "larkspur" in json.loads(result.cursor)["first_seen"]
