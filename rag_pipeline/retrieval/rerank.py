@@ -17,9 +17,7 @@ from dataclasses import dataclass
 
 # Weights of each feature over the fused score normalised to [0, 1] (best candidate = 1), used
 # until `rag-pipeline calibrate-rerank` stores weights fitted on the index's own evaluation set
-# (table rerank_calibrations, newest per model). These defaults are themselves fitted, by the same
-# procedure (retrieval/rerank_fit.py) on the calibration half of evalsets/corpus/eval.yaml:
-# `python bench/fit_rerank_weights.py` reproduces them (and reports the held-out half).
+# (table rerank_calibrations, newest per model; procedure in retrieval/rerank_fit.py).
 WEIGHTS = {
     "term_coverage": 0.30,  # share of the query's idf the chunk matches (from the SQL)
     "phrase": 0.15,  # share of the query's adjacent content-word pairs found adjacent in the chunk
