@@ -159,3 +159,23 @@ def test_a_damaged_stored_calibration_fails_searches_naming_it_instead_of_reorde
 def _logged_rerank(url: str, log_id: int) -> dict:
     [(strategy,)] = query(url, "SELECT strategy FROM search_log WHERE id = %s", log_id)
     return strategy["rerank"]
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("- id: a\n  as_user: {groups: [all-staff]}\n  question: Who approves trips?\n  expect_source: x.pdf\n  split: report\n",
+     "no answerable case is in the calibration half"),
+    ("- id: a\n  as_user: {groups: [all-staff]}\n  question: q\n  expect: refused\n  split: calibration\n",
+     "no answerable case is in the calibration half"),
+    ("not: [a, list", "not valid YAML"),
+    ("\xff\xfe", "not valid YAML"),
+])
+def test_an_eval_set_it_cannot_fit_on_is_refused_and_nothing_is_stored(capsys, demo, tmp_path: Path, content: str, message: str) -> None:
+    config, url = demo
+    path = tmp_path / "cases.yaml"
+    path.write_bytes(content.encode("utf-8", "surrogateescape") if content != "\xff\xfe" else b"\xff\xfe- broken")
+    stored = query(url, "SELECT count(*) FROM rerank_calibrations")
+    capsys.readouterr()
+    assert cli.main(["calibrate-rerank", str(path), "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and str(path) in err
+    assert query(url, "SELECT count(*) FROM rerank_calibrations") == stored
