@@ -54,6 +54,10 @@ def cmd_calibrate_rerank(args: argparse.Namespace) -> int:
         calibration, held_out = halves[True], halves[False]
         if not calibration:
             raise UsageError(f"{path}: no answerable case is in the calibration half; give some `split: calibration`")
+        if not any(any(c.relevant) for c in calibration):
+            raise UsageError(f"{path}: none of the {len(calibration)} calibration cases finds its answering chunk among the "
+                             f"{RERANK_DEPTH} candidates the rerank stage reorders, so no weighting can help; nothing stored "
+                             "(check the cases' groups and expectations against the index with `rag-pipeline eval`)")
         fitted = rerank_fit.fit(calibration, k)
         figures = {
             "objective": f"ndcg@{k}", "weights": fitted.weights, "weights_before": before,

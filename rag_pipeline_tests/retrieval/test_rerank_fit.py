@@ -166,6 +166,8 @@ def _logged_rerank(url: str, log_id: int) -> dict:
      "no answerable case is in the calibration half"),
     ("- id: a\n  as_user: {groups: [all-staff]}\n  question: q\n  expect: refused\n  split: calibration\n",
      "no answerable case is in the calibration half"),
+    ("- id: a\n  as_user: {groups: [nobody-has-this]}\n  question: Who approves trips?\n  expect_source: x.pdf\n"
+     "  split: calibration\n", "none of the 1 calibration cases finds its answering chunk"),
     ("not: [a, list", "not valid YAML"),
     ("\xff\xfe", "not valid YAML"),
 ])
