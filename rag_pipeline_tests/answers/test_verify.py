@@ -330,7 +330,7 @@ ANSWER_CASES = """
 - id: wrong-passage
   as_user: {groups: [all-staff]}
   split: calibration
-  question: Who approves exceptions to the travel policy?
+  question: Who approves exceptions to the travel policy, and what are the hotel caps?  # the cited table must be among the results
   answer:
     - text: Exceptions to the travel policy are approved by the head of Finance.
       cite: [{evidence: "| Berlin | 140 |", expect: unsupported}, {chunk_id: 987654321, expect: not_retrieved}]

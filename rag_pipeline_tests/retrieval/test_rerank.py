@@ -19,11 +19,18 @@ def _order(query: str, candidates: list[rerank.Candidate]) -> list[int]:
 
 
 def test_a_candidate_with_the_querys_identifier_moves_above_a_better_fused_one() -> None:
-    candidates = [C("Form EXP-2230 is for travel advances.", [], 0.032, 0.5),
-                  C("Claims use form EXP-2231 within 30 days.", [], 0.030, 0.5)]
+    """The identifier is a rare query term, so the chunk holding it covers more of the query's
+    idf (term coverage, from the SQL) and moves up; the verbatim-identifier feature is computed
+    and logged beside it (the fitted defaults give it no weight of its own: term coverage
+    already counts it)."""
+    candidates = [C("Form EXP-2230 is for travel advances.", [], 0.032, 0.35),
+                  C("Claims use form EXP-2231 within 30 days.", [], 0.030, 0.65)]
     assert _order("what is form EXP-2231 for", candidates) == [1, 0]
     found = rerank.rerank("what is form EXP-2231 for", candidates)[0][2]
     assert found["identifiers"] == 1.0
+    with_identifiers = {**rerank.WEIGHTS, "identifiers": 0.3}
+    even = [C(c.text, [], c.fused, 0.5) for c in candidates]  # equal coverage: only the feature tells them apart
+    assert [i for i, _, _ in rerank.rerank("what is form EXP-2231 for", even, with_identifiers)] == [1, 0]
 
 
 def test_exact_phrase_and_proximity_beat_scattered_terms() -> None:
