@@ -20,6 +20,7 @@ from rag_pipeline.parsing.types import ParsedDocument, ParseError
 
 __all__ = [
     "KIND_BY_SUFFIX",
+    "LIGHT_KINDS",
     "ParseError",
     "ParseLimits",
     "ParsedDocument",
