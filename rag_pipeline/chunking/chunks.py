@@ -17,10 +17,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from rag_pipeline.chunking import merge
 from rag_pipeline.chunking.paragraph_headings import promote_paragraph_headings
 from rag_pipeline.parsing.types import Element
 
-CHUNKER_VERSION = "sections4"  # sections4: document identity line, headings from paragraph form; sections3: per-language full-text configuration; sections2: repeated empty headings keep their own offsets
+CHUNKER_VERSION = "sections5"  # sections5: short sibling sections merged into one chunk (merge.py); sections4: document identity line, headings from paragraph form; sections3: per-language full-text configuration; sections2: repeated empty headings keep their own offsets
 ELEMENT_SEPARATOR = "\n\n"
 MAX_IDENTITY_TOKENS = 48  # the identity line's share of the 256-token input, at most
 MAX_CHUNK_CHARS = 4000  # long unbroken "words" tokenise to one [UNK]; keep chunks readable anyway
@@ -101,18 +102,43 @@ def chunk_elements(
     target = min(target_tokens or max_tokens, max_tokens)
     identity = fit_identity(identity, count_tokens)
     text, spans = cleaned_text(elements)
+    sections = _sections(promote_paragraph_headings(elements))
+    planned = [_plan(section, elements, spans, text, identity, count_tokens, target) for section in sections]
+
+    def fits(run: Sequence[merge.Section]) -> bool:
+        start, end = spans[merge.run_start(run)][0], spans[run[-1].members[-1]][1]
+        prefix = section_prefix(run[0].path[: merge.common_heads(run)], identity)
+        return end - start <= MAX_CHUNK_CHARS and count_tokens([prefix + text[start:end]])[0] <= target
+
     chunks: list[Chunk] = []
-    for path, members in _sections(promote_paragraph_headings(elements)):
-        prefix = section_prefix(path, identity)
-        budget = target - count_tokens([prefix])[0] if prefix else target
-        if budget < 16:  # absurdly long headings: keep only the innermost
-            path = path[-1:]
-            prefix = section_prefix(path, identity)
-            budget = max(16, target - count_tokens([prefix])[0])
-        pieces = [p for i in members for p in _pieces(elements[i], spans[i], text, count_tokens, budget)]
-        for group in _pack(pieces, text, count_tokens, budget):
-            chunks.append(_make_chunk(len(chunks), group, text, path, identity, count_tokens, max_tokens))
+    for run in merge.merge_runs(sections, [len(groups) == 1 for _, groups in planned], fits):
+        if len(run) == 1:
+            path, groups = planned[run[0]]
+            for group in groups:
+                chunks.append(_make_chunk(len(chunks), group, text, path, identity, count_tokens, max_tokens))
+            continue
+        members = [sections[i] for i in run]
+        first = merge.run_start(members)
+        heading = _Piece(*spans[first], elements[first].page, elements[first].page_end or elements[first].page)
+        group = [heading] + [p for i in run for p in planned[i][1][0]]
+        path = members[0].path[: merge.common_heads(members)]
+        chunks.append(_make_chunk(len(chunks), group, text, path, identity, count_tokens, max_tokens))
     return chunks
+
+
+def _plan(section: merge.Section, elements: Sequence[Element], spans: list[tuple[int, int]], text: str,
+          identity: str, count: TokenCounter, target: int) -> tuple[list[str], list[list[_Piece]]]:
+    """One section's path (shortened for absurdly long headings) and its chunks' pieces, as it
+    is chunked on its own."""
+    path = section.path
+    prefix = section_prefix(path, identity)
+    budget = target - count([prefix])[0] if prefix else target
+    if budget < 16:  # absurdly long headings: keep only the innermost
+        path = path[-1:]
+        prefix = section_prefix(path, identity)
+        budget = max(16, target - count([prefix])[0])
+    pieces = [p for i in section.members for p in _pieces(elements[i], spans[i], text, count, budget)]
+    return path, _pack(pieces, text, count, budget)
 
 
 def fit_identity(identity: str, count: TokenCounter) -> str:
@@ -131,29 +157,29 @@ def fit_identity(identity: str, count: TokenCounter) -> str:
     return " ".join(words[:lo]) + "\u2026" if lo else ""
 
 
-def _sections(elements: Sequence[Element]) -> list[tuple[list[str], list[int]]]:
+def _sections(elements: Sequence[Element]) -> list[merge.Section]:
     """Each heading's body elements with the heading path above them; text before the first
     heading has an empty path. A heading with no body keeps its own text as content (under its
     parent's path), so it remains findable."""
-    stack: list[tuple[int, str]] = []
-    sections: list[tuple[list[str], list[int], int | None]] = []  # (path, body, heading index)
+    stack: list[tuple[int, str, int]] = []  # (level, heading text, element index)
+    sections: list[merge.Section] = []
     for i, element in enumerate(elements):
         if element.kind == "heading":
             level = element.level or 1
             while stack and stack[-1][0] >= level:
                 stack.pop()
-            stack.append((level, " ".join(element.text.split())))
-            sections.append(([h for _, h in stack], [], i))
+            stack.append((level, " ".join(element.text.split()), i))
+            sections.append(merge.Section([h for _, h, _ in stack], [j for _, _, j in stack], [], True))
             continue
         if not sections:
-            sections.append(([], [], None))
-        sections[-1][1].append(i)
+            sections.append(merge.Section([], [], [], False))
+        sections[-1].members.append(i)
     out = []
-    for path, members, heading in sections:
-        if members:
-            out.append((path, members))
-        elif heading is not None:
-            out.append((path[:-1], [heading]))
+    for section in sections:
+        if section.members:
+            out.append(section)
+        elif section.own_heading:
+            out.append(merge.Section(section.path[:-1], section.heads[:-1], [section.heads[-1]], False))
     return out
 
 

@@ -20,6 +20,7 @@ from rag_pipeline.parsing.types import ParsedDocument, ParseError
 
 __all__ = [
     "KIND_BY_SUFFIX",
+    "LIGHT_KINDS",
     "ParseError",
     "ParseLimits",
     "ParsedDocument",
@@ -30,6 +31,7 @@ __all__ = [
 ]
 
 _ZIP_KINDS = ("docx", "pptx")
+LIGHT_KINDS = ("markdown",)  # kinds parsed without importing unstructured (markdown_direct.py)
 _UTF8_BOM = b"\xef\xbb\xbf"
 # An uncompressed member smaller than this is never called a bomb on ratio alone: small XML
 # parts of real documents (styles, empty tables) can compress far better than 200:1.
@@ -143,6 +145,8 @@ def _dispatch(data: bytes, name: str, kind: str, limits: ParseLimits) -> ParsedD
     try: a missing module is a broken installation, not a bad file, and must fail loudly."""
     if kind == "pdf":
         from rag_pipeline.parsing.pdf import parse_pdf as parser
+    elif kind in LIGHT_KINDS:  # parsed directly, unstructured only where the direct parser defers to it
+        from rag_pipeline.parsing.markdown_direct import parse_markdown_file as parser
     else:
         from rag_pipeline.parsing.office import parse_with_unstructured
 

@@ -18,8 +18,14 @@ from rag_pipeline.parsing.types import ParseError
 _TEXT = "Warm-up heading\n\nThe parser process loads its libraries before it is timed.\n"
 
 
-def sample_documents() -> dict[str, bytes]:
-    """One small, valid document per supported file name suffix."""
+_MARKDOWN = ("# Warm-up heading\n\n" + _TEXT + "\n| a | b |\n|---|---|\n| 1 | 2 |\n").encode()
+
+
+def sample_documents(light_only: bool = False) -> dict[str, bytes]:
+    """One small, valid document per supported file name suffix; with `light_only`, only those
+    of the kinds parsed without the heavy stack (parsing.LIGHT_KINDS: Markdown)."""
+    if light_only:
+        return {"warmup.md": _MARKDOWN}
     import docx
     import pptx
     import pymupdf
@@ -40,7 +46,7 @@ def sample_documents() -> dict[str, bytes]:
     deck.save(deck_bytes)
     return {
         "warmup.txt": _TEXT.encode(),
-        "warmup.md": ("# Warm-up heading\n\n" + _TEXT + "\n| a | b |\n|---|---|\n| 1 | 2 |\n").encode(),
+        "warmup.md": _MARKDOWN,
         "warmup.html": (
             "<html><head><title>t</title></head><body><main><h1>Warm-up heading</h1><p>"
             + _TEXT + "</p><table><tr><th>a</th></tr><tr><td>1</td></tr></table></main></body></html>"
@@ -55,13 +61,13 @@ def sample_documents() -> dict[str, bytes]:
     }
 
 
-def warm_up(limits: ParseLimits = ParseLimits(ocr=False)) -> list[str]:
-    """Parse every sample; return the names that failed (a warm-up failure is not fatal: the
-    real file will report the real error)."""
+def warm_up(limits: ParseLimits = ParseLimits(ocr=False), light_only: bool = False) -> list[str]:
+    """Parse every sample (or only the light kinds'); return the names that failed (a warm-up
+    failure is not fatal: the real file will report the real error)."""
     from rag_pipeline.parsing import parse_document
 
     failed = []
-    for name, data in sample_documents().items():
+    for name, data in sample_documents(light_only).items():
         try:
             parse_document(data, name, limits)
         except ParseError:

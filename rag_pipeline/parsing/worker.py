@@ -47,13 +47,20 @@ def _serve(conn: Connection, limits: ParseLimits) -> None:
         from rag_pipeline.parsing import parse_document
         from rag_pipeline.parsing.warmup import warm_up
 
-        warm_up()  # every lazy import a first file would pay, before anything is timed
+        warm_up(light_only=True)  # Markdown needs no more: a sync of edited Markdown never loads the rest
     conn.send(("ready", time.monotonic()))  # the system-wide clock: the parent times the start-up
+    heavy = False
     while True:
         try:
             data, name = conn.recv()
         except (EOFError, OSError):
             return
+        if not heavy and _needs_heavy_stack(data, name):
+            conn.send(("warming",))  # the parent stops timing this file until "warmed"
+            with heap.loading():
+                warm_up()  # every lazy import a first such file would pay, before it is timed
+            heavy = True
+            conn.send(("warmed",))
         try:
             parsed = parse_document(data, name, limits)
             conn.send(("ok", parsed.to_dict()))
@@ -63,6 +70,17 @@ def _serve(conn: Connection, limits: ParseLimits) -> None:
             conn.send(("error", f"parsing needed more than {WORKER_MEMORY_BYTES >> 30} GiB of memory", "parse"))
         except Exception as exc:  # noqa: BLE001 -- a parser bug must become a quarantine entry
             conn.send(("error", f"parser failed unexpectedly: {type(exc).__name__}: {exc}", "parse"))
+
+
+def _needs_heavy_stack(data: bytes, name: str) -> bool:
+    """Whether parsing this file loads more than the light kinds' libraries (PyMuPDF,
+    unstructured): the worker loads them, untimed, before the first such file."""
+    from rag_pipeline.parsing import LIGHT_KINDS, detect_kind
+
+    try:
+        return detect_kind(data, name) not in LIGHT_KINDS
+    except ParseError:
+        return False  # refused before any parser runs
 
 
 def _without_torch() -> None:
@@ -163,21 +181,45 @@ class ParseWorker:
         """The parsed document in wire form (see from_wire), or ParseError."""
         conn = self._ensure()
         conn.send((data, name))
-        if not self._wait_for_reply(conn):
-            self._kill()
-            raise ParseError(
-                f"parsing took longer than {self.limits.max_seconds:.0f} s of CPU time and was stopped; "
-                "split the file or raise limits.max_seconds"
-            )
+        while True:
+            if not self._wait_for_reply(conn):
+                self._kill()
+                raise ParseError(
+                    f"parsing took longer than {self.limits.max_seconds:.0f} s of CPU time and was stopped; "
+                    "split the file or raise limits.max_seconds"
+                )
+            reply = self._receive(conn)
+            if reply[0] != "warming":
+                break
+            self._await_warm_up(conn)  # the file is parsed (and timed) from here
+        if reply[0] == "ok":
+            return reply[1]
+        raise ParseError(reply[1], stage=reply[2])
+
+    def _await_warm_up(self, conn: Connection) -> None:
+        """The first file that needs PyMuPDF or unstructured: their imports are not its time,
+        and a process that cannot load them is a broken installation, not a bad file."""
         try:
-            reply = conn.recv()
+            reply = conn.recv() if conn.poll(STARTUP_SECONDS) else None
+        except (EOFError, OSError):
+            reply = None
+        if reply == ("warmed",):
+            return
+        if self._proc is not None:
+            self._proc.join(1)
+        code = self._proc.exitcode if self._proc else None
+        self._kill()
+        what = f"exited with code {code} while loading" if code is not None else f"did not load within {STARTUP_SECONDS} s"
+        raise ParseWorkerError(f"the parser process {what} the parsing libraries; check that the parsing packages "
+                               "import (python -c 'import rag_pipeline.parsing.warmup as w; w.warm_up()')")
+
+    def _receive(self, conn: Connection) -> tuple:
+        try:
+            return conn.recv()
         except (EOFError, OSError):
             code = self._proc.exitcode if self._proc else None
             self._kill()
             raise ParseError(f"the parser process died (exit code {code}) on this file; it may be malformed") from None
-        if reply[0] == "ok":
-            return reply[1]
-        raise ParseError(reply[1], stage=reply[2])
 
     def _wait_for_reply(self, conn: Connection) -> bool:
         """Wait until the worker answers (True) or has used max_seconds of CPU on this file,

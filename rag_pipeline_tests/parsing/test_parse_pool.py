@@ -208,9 +208,11 @@ def test_stopping_early_stops_the_parsers_and_the_pool_can_be_used_again() -> No
 def test_a_pool_whose_parsers_cannot_start_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "docx.py").write_text("raise ImportError('damaged installation of python-docx')\n")
     monkeypatch.syspath_prepend(str(tmp_path))  # a spawned parser starts from this sys.path
+    docx = (CORPUS / "docs" / "docx" / "docling_word_sample.docx").read_bytes()
     with ParsePool(LIMITS, size=2) as pool:
-        with pytest.raises(ParseWorkerError, match=r"exited with code 1 while starting; check that the parsing packages"):
-            list(pool.parse_all([Job(i, b"# T\n", f"{i}.md") for i in range(5)], total=5))
+        # Markdown loads no DOCX library (issue 28): the first DOCX finds the damage
+        with pytest.raises(ParseWorkerError, match=r"exited with code 1 while loading the parsing libraries; check"):
+            list(pool.parse_all([Job(i, docx, f"{i}.docx") for i in range(5)], total=5))
     assert _feeders() == [] and _parser_processes() == []  # nothing left behind once the pool is closed
 
 

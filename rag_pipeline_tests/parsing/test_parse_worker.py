@@ -84,10 +84,28 @@ def test_a_parser_that_cannot_start_is_a_clear_error_at_once(tmp_path: Path, mon
     after the start-up allowance of minutes; nothing is left running."""
     (tmp_path / "docx.py").write_text("raise ImportError('damaged installation of python-docx')\n")
     monkeypatch.syspath_prepend(str(tmp_path))  # a spawned process starts from this sys.path
+    docx = next(p for p in DEMO_DIR.joinpath("docs").rglob("*.docx"))
     with ParseWorker(ParseLimits(ocr=False)) as worker:
-        with pytest.raises(ParseWorkerError, match=r"exited with code 1 while starting; check that the parsing packages"):
-            worker.parse(b"# Title\n", "doc.md")
+        # Markdown needs none of the heavy stack (issue 28): the parser starts and parses it
+        assert worker.parse(b"# Title\n", "doc.md")["elements"]
+        with pytest.raises(ParseWorkerError, match=r"exited with code 1 while loading the parsing libraries; check"):
+            worker.parse(docx.read_bytes(), docx.name)
     assert _parser_processes() == []
+
+
+def test_markdown_never_loads_the_heavy_stack_and_its_load_is_not_charged_to_the_next_file() -> None:
+    """A parser that only met Markdown has not imported unstructured or PyMuPDF; the first PDF
+    or DOCX loads them untimed, so a 3-second CPU limit still parses it (the imports alone take
+    longer than that)."""
+    files = sorted(p for p in DEMO_DIR.joinpath("docs").rglob("*") if p.suffix in (".pdf", ".docx", ".html"))
+    with ParseWorker(ParseLimits(max_seconds=3.0, ocr=False)) as worker:
+        assert worker.parse(b"# Title\n\nBody.\n", "doc.md")["elements"]
+        [parser] = _parser_processes()
+        loaded = open(f"/proc/{parser.pid}/maps", encoding="utf-8").read()
+        assert "mupdf" not in loaded.lower()  # PyMuPDF not loaded (unstructured is pure Python: see test_markdown_direct)
+        for path in files:
+            assert worker.parse(path.read_bytes(), path.name)["elements"], path
+        assert worker.starts == 1
 
 
 def test_warm_up_parses_a_sample_of_every_supported_kind() -> None:
