@@ -3,16 +3,20 @@
 Ops think in sources, but the pipeline's assets are its steps (one graph for every source).
 Each source is therefore an external asset `source/<name>` (group `sources`): not computed by
 Dagster, observed by every sync that publishes it. Its latest observation says when it was last
-synced, by which run, with what outcome and how much of it is live; its page lists the history
-of those observations.
+synced, by which run, with what outcome, how much of it is live and which of its files are in
+quarantine now; its page lists the history of those observations.
 """
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 
 import dagster as dg
+import psycopg
 
+from rag_pipeline import store
+from rag_pipeline.defs.markdown import md_table
 from rag_pipeline.sources.config import SourceConfig
 
 SOURCES_GROUP = "sources"
@@ -35,10 +39,32 @@ def source_spec(source: SourceConfig) -> dg.AssetSpec:
     )
 
 
-def source_observation(name: str, run_status: str, live: dict[str, int], counts: dict[str, int]) -> dg.AssetObservation:
+QUARANTINE_SHOWN = 50  # files listed on the page; the count is always whole
+
+
+def source_observation(conn: psycopg.Connection, name: str, run_status: str, live: dict[str, int],
+                       counts: dict[str, int], extra: dict[str, Any] | None = None) -> dg.AssetObservation:
+    """One sync outcome of the source, as its page shows it: the run's status, what is live,
+    the run's counts, and the files in quarantine now (`quarantined_now`, `quarantine_now`:
+    each file, the stage that refused it and why). The quarantine view is read from the index
+    at every outcome, so a file stays listed over later runs that did not touch it and leaves
+    the list with the first completed run that no longer quarantines it (fixed or removed)."""
+    total, files = store.quarantine.source_quarantine(conn, name, QUARANTINE_SHOWN)
     return dg.AssetObservation(asset_key=source_key(name), metadata={
         "run_status": run_status,
         "live_documents": live.get("live_documents", 0),
         "live_chunks": live.get("live_chunks", 0),
         **{f"run_{key}": int(value) for key, value in counts.items()},
+        "quarantined_now": total,
+        "quarantine_now": _quarantine_table(total, files),
+        **(extra or {}),
     })
+
+
+def _quarantine_table(total: int, files: list[dict[str, Any]]) -> dg.MetadataValue:
+    if not files:
+        return dg.MetadataValue.md("No file of this source is in quarantine.")
+    rows = [(f["uri"], f["stage"], f["error"], f"{f['quarantined_at'].astimezone(UTC):%Y-%m-%d %H:%M} UTC", f["run_id"]) for f in files]
+    if total > len(files):
+        rows.append((f"... and {total - len(files)} more (`rag-pipeline status`)", "", "", "", ""))
+    return md_table(("file", "stage", "reason", "quarantined at", "run"), rows)
