@@ -379,4 +379,5 @@ def _observe_sources(context: dg.AssetExecutionContext, ctx: SyncContext, counts
         run = store.runs.get_run(conn, ctx.run_id) or {}
         live = store.status.index_status(conn)["sources"]
         for name in run.get("sources") or []:
-            context.log_event(source_observation(conn, name, str(run.get("status")), live.get(name, {}), counts))
+            context.log_event(source_observation(conn, name, ctx.run_id, str(run.get("status")), live.get(name, {}),
+                                                 counts))

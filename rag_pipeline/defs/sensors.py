@@ -59,7 +59,7 @@ def _observe_outcome(instance: dg.DagsterInstance, database: IndexDatabase, run:
     extra = {"run_id": run["run_id"], "reason": str(reason or "")[:2000]}
     with connect(database.url()) as conn:
         live = store.status.index_status(conn)["sources"]
-        observations = [source_observation(conn, name, outcome, live.get(name, {}), {}, extra)
+        observations = [source_observation(conn, name, run["run_id"], outcome, live.get(name, {}), {}, extra)
                         for name in run.get("sources") or []]
     for observation in observations:
         instance.report_runless_asset_event(observation)

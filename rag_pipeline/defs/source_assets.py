@@ -42,23 +42,41 @@ def source_spec(source: SourceConfig) -> dg.AssetSpec:
 QUARANTINE_SHOWN = 50  # files listed on the page; the count is always whole
 
 
-def source_observation(conn: psycopg.Connection, name: str, run_status: str, live: dict[str, int],
+def source_observation(conn: psycopg.Connection, name: str, run_id: str, run_status: str, live: dict[str, int],
                        counts: dict[str, int], extra: dict[str, Any] | None = None) -> dg.AssetObservation:
-    """One sync outcome of the source, as its page shows it: the run's status, what is live,
-    the run's counts, and the files in quarantine now (`quarantined_now`, `quarantine_now`:
-    each file, the stage that refused it and why). The quarantine view is read from the index
-    at every outcome, so a file stays listed over later runs that did not touch it and leaves
-    the list with the first completed run that no longer quarantines it (fixed or removed)."""
+    """One sync outcome of the source, as its page shows it, side by side with every other
+    source's (each page keeps its own latest, whatever runs came since for other sources):
+
+    - the run's status, what of the source is live, the run's counts (`run_*`, the run's total);
+    - what this run did to this source (`this_run_versions`, `_tombstones`, `_quarantined`);
+    - the verdict of the run's evaluation gate (`gate`) and its metrics (`gate_<metric>`, plotted
+      over time); the failing cases stay on the run's check of `staged`;
+    - the files in quarantine now (`quarantined_now`, `quarantine_now`: each file, the stage that
+      refused it and why), read from the index at every outcome, so a file stays listed over later
+      runs that did not touch it and leaves the list with the first completed run that no longer
+      quarantines it (fixed or removed)."""
     total, files = store.quarantine.source_quarantine(conn, name, QUARANTINE_SHOWN)
+    run = store.runs.get_run(conn, run_id) or {}
+    figures = store.status.source_run_figures(conn, run_id, name)
     return dg.AssetObservation(asset_key=source_key(name), metadata={
         "run_status": run_status,
         "live_documents": live.get("live_documents", 0),
         "live_chunks": live.get("live_chunks", 0),
         **{f"run_{key}": int(value) for key, value in counts.items()},
+        **{f"this_run_{key}": value for key, value in figures.items()},
+        "gate": _verdict(run),
+        **{f"gate_{metric}": float(value) for metric, value in sorted((run.get("gate_metrics") or {}).items())},
         "quarantined_now": total,
         "quarantine_now": _quarantine_table(total, files),
         **(extra or {}),
     })
+
+
+def _verdict(run: dict[str, Any]) -> str:
+    passed, reason = run.get("gate_passed"), run.get("gate_reason") or ""
+    if passed is None:
+        return "not reached: the run ended before its evaluation gate"
+    return ("passed: " if passed else "failed: ") + reason
 
 
 def _quarantine_table(total: int, files: list[dict[str, Any]]) -> dg.MetadataValue:

@@ -64,9 +64,14 @@ def latest_quarantine(conn: psycopg.Connection, limit: int = 20) -> list[dict[st
         )
 
 
+# As `status` counts them: a file whose quarantined bytes are live after all is not listed.
 SOURCE_QUARANTINE = (
     "SELECT uri, stage, error, run_id, quarantined_at, count(*) OVER () AS total"  # noqa: S608 -- constants only
-    " FROM (" + CURRENT_QUARANTINE + ") current WHERE source = %s ORDER BY uri LIMIT %s"
+    " FROM (" + CURRENT_QUARANTINE + ") current WHERE source = %s"
+    " AND NOT EXISTS (SELECT 1 FROM document_versions v JOIN documents d ON d.id = v.document_id"
+    "  WHERE d.source = current.source AND d.uri = current.uri AND v.checksum = current.checksum"
+    "  AND v.status = 'live')"
+    " ORDER BY uri LIMIT %s"
 )
 
 
