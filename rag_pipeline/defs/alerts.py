@@ -24,6 +24,7 @@ from rag_pipeline import store
 from rag_pipeline.alerts.config import AlertsConfig
 from rag_pipeline.alerts.deliver import Alert, channels, send
 from rag_pipeline.alerts.freshness import Freshness, judge
+from rag_pipeline.defs.controls import as_loaded
 from rag_pipeline.defs.failures import first_step_failure
 from rag_pipeline.defs.per_source import configured_sources
 from rag_pipeline.defs.resources import IndexDatabase
@@ -78,7 +79,8 @@ def freshness_check(source: SourceConfig) -> dg.AssetChecksDefinition:
     @dg.asset_check(asset=source_key(source.name), name=FRESHNESS_CHECK,
                     description="Synced successfully within its schedule interval plus the grace period "
                                 "(alerts.freshness_grace_minutes); sources without a schedule are not judged.")
-    def _fresh(database: IndexDatabase) -> dg.AssetCheckResult:
+    def _fresh(context, database: IndexDatabase) -> dg.AssetCheckResult:  # noqa: ANN001 -- Dagster reads the annotation, and this module postpones them
+        as_loaded(context, database)  # judged on the configuration the UI loaded, never a Launchpad override
         evaluation = _evaluation(source.name, freshness_of(database)[source.name])
         return dg.AssetCheckResult(passed=evaluation.passed, severity=evaluation.severity,
                                    metadata=evaluation.metadata)

@@ -13,10 +13,12 @@ from typing import Any
 import dagster as dg
 
 from rag_pipeline import store
+from rag_pipeline.defs.controls import sync_run_only
+from rag_pipeline.defs.markdown import md_table
 from rag_pipeline.defs.resources import STEP_OUTPUTS, DocumentSources, EmbeddingModel, IndexDatabase, ProgressReporter
 from rag_pipeline.defs.retries import retry_transient
 from rag_pipeline.defs.source_assets import source_observation
-from rag_pipeline.defs.tags import TAG_OUTCOME, TAG_SOURCE
+from rag_pipeline.defs.tags import TAG_OUTCOME
 from rag_pipeline.sync import chunk, clean, embed, gate, parse, publish, stage
 from rag_pipeline.sync import plan as planning
 from rag_pipeline.sync.batches import Shard
@@ -34,20 +36,8 @@ class PlanConfig(dg.Config):
     allow_mass_tombstone: bool = False
 
 
-def sync_run_only(context: dg.OpExecutionContext | dg.AssetCheckExecutionContext, what: str) -> None:
-    """The steps run only inside a sync job: `sync`, `sync_<source>` or `rag-pipeline sync`, whose
-    runs carry the source tag (the queue's one-run-per-source limit) and plan, stage, gate and
-    publish together. A step materialised alone from the UI would escape the queue, and a gate
-    executed alone would judge nothing staged and turn green over a failed sync's verdict."""
-    if TAG_SOURCE not in context.run.tags:
-        raise dg.Failure(description=f"{what} runs only inside a sync job (`sync`, `sync_<source>` or "
-                                     "`rag-pipeline sync`); this run has no rag/source tag, so it was launched as a "
-                                     "single step: launch the source's job instead (`rag-pipeline eval` judges the "
-                                     "live index)")
-
-
 def _ctx(context: dg.OpExecutionContext, database: IndexDatabase, progress: ProgressReporter) -> SyncContext:
-    sync_run_only(context, f"the step {context.op.name!r}")
+    sync_run_only(context, f"the step {context.op.name!r}", database)
 
     def report(step: str, done: int, total: int) -> None:
         progress(step, done, total)
@@ -63,15 +53,6 @@ def _ctx(context: dg.OpExecutionContext, database: IndexDatabase, progress: Prog
 
 def _numbers(prefix: str, counts: Mapping[str, Any]) -> dict[str, Any]:
     return {f"{prefix}{k}": int(v) for k, v in sorted(counts.items()) if isinstance(v, (int, float))}
-
-
-def _md_table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> dg.MetadataValue:
-    def cell(value: Any) -> str:
-        return str(value).replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return dg.MetadataValue.md("\n".join(lines))
 
 
 def _is_alive(context: dg.AssetExecutionContext):  # noqa: ANN202
@@ -109,7 +90,7 @@ def plan(
     rows = [(s, *(c.get(k, 0) for k in PLAN_COUNTS)) for s, c in result.per_source.items()]
     metadata = {
         **_numbers("", {k: result.counts.get(k, 0) for k in PLAN_COUNTS}),
-        "sources": _md_table(("source", *PLAN_COUNTS), rows),
+        "sources": md_table(("source", *PLAN_COUNTS), rows),
         "model": f"{embedder.identity.name} ({embedder.identity.revision})",
         "run_id": context.run_id,
     }
@@ -214,7 +195,7 @@ def _quarantine_metadata(ctx: SyncContext) -> dict[str, Any]:
         quarantined = store.quarantine.run_quarantine(conn, ctx.run_id)
     metadata: dict[str, Any] = {"quarantined": len(quarantined)}
     if quarantined:
-        metadata["quarantine"] = _md_table(("source", "uri", "stage", "error"),
+        metadata["quarantine"] = md_table(("source", "uri", "stage", "error"),
                                            [(q["source"], q["uri"], q["stage"], q["error"]) for q in quarantined])
     return metadata
 
@@ -240,7 +221,7 @@ def _clean_report(context: dg.OpExecutionContext, ctx: SyncContext, result: clea
     return {
         **_numbers("removed_", result.removed),
         "documents": result.documents,
-        "removed_per_document": _md_table(("document", "removed"), rows),
+        "removed_per_document": md_table(("document", "removed"), rows),
     }
 
 
@@ -310,8 +291,12 @@ def staged(context: dg.AssetExecutionContext, database: IndexDatabase,
 
 @dg.asset_check(asset=staged, blocking=True, description="Evaluation set against the index as it will look after publishing.")
 def evaluation_gate(context: dg.AssetCheckExecutionContext, database: IndexDatabase, embedding_model: EmbeddingModel,
-                    progress: dg.ResourceParam[ProgressReporter]) -> dg.AssetCheckResult:
-    sync_run_only(context, "the evaluation gate")
+                    progress: dg.ResourceParam[ProgressReporter]) -> Iterator[dg.AssetCheckResult]:
+    """Yields the verdict, then, when it failed, fails its step with the verdict line itself
+    (dg.Failure): the run page's failure message is then "evaluation gate failed: ndcg ...",
+    not Dagster's DagsterAssetCheckFailedError trace. Either way the step fails, so `published`
+    (which waits on this blocking check) never runs after a failed gate."""
+    sync_run_only(context, "the evaluation gate", database)
     ctx = database.context(context.run.run_id, progress)
     with ctx.connect() as conn:
         planned = store.runs.get_run(conn, ctx.run_id) is not None
@@ -321,10 +306,15 @@ def evaluation_gate(context: dg.AssetCheckExecutionContext, database: IndexDatab
                                      "`rag-pipeline eval` to judge the live index; no verdict recorded")
     report = gate.run_gate(ctx, embedding_model.get())
     metadata = gate_metadata(report, ctx.config.evaluation.thresholds)
+    verdict = "evaluation gate failed: " + "; ".join(report.failures)
     if not report.passed:
-        publish.fail_run(ctx, status="gate_failed", reason="evaluation gate failed: " + "; ".join(report.failures))
+        publish.fail_run(ctx, status="gate_failed", reason=verdict)
         context.instance.add_run_tags(context.run.run_id, {TAG_OUTCOME: "gate_failed"})  # not a crash, in the runs list
-    return dg.AssetCheckResult(passed=report.passed, severity=dg.AssetCheckSeverity.ERROR, metadata=metadata)
+    yield dg.AssetCheckResult(passed=report.passed, severity=dg.AssetCheckSeverity.ERROR, metadata=metadata)
+    if not report.passed:
+        raise dg.Failure(description=verdict, allow_retries=False, metadata={
+            "thresholds": metadata["thresholds"],
+            "cases": "the check's result on `staged` lists the failing cases, grouped by the metric that failed"})
 
 
 class _SkippedGateNotice(logging.Filter):
@@ -357,16 +347,16 @@ def gate_metadata(report: Any, thresholds: Mapping[str, float]) -> dict[str, Any
         rows.append((name, f"{value:.3f}", rule, ok))
         if ok == "NO":
             unmet.append(name)
-    metadata["thresholds"] = _md_table(("metric", "value", "threshold", "met"), rows)
+    metadata["thresholds"] = md_table(("metric", "value", "threshold", "met"), rows)
     metadata["verdict"] = "passed" if report.passed else "failed: " + "; ".join(report.failures)
     missed = [(c.id, c.expected, c.refused, c.source_hit, c.evidence_hit, c.acl_leaks, c.superseded_hits)
               for c in report.cases if c.failed]
     if missed:
         key = "cases_under_par" if report.passed else "failing_cases"
-        metadata[key] = _md_table(("case", "expected", "refused", "source", "evidence", "leaks", "superseded"), missed)
+        metadata[key] = md_table(("case", "expected", "refused", "source", "evidence", "leaks", "superseded"), missed)
     # a failed metric's own cases, costliest first: rank, share of the shortfall, expected vs returned
     for metric, misses in misses_by_metric(report.cases, unmet).items():
-        metadata[f"failing_{metric}"] = _md_table(
+        metadata[f"failing_{metric}"] = md_table(
             ("case", "rank", f"{metric} lost", "expected", "returned first"),
             [(m.case, m.rank or "-", f"{m.loss:.4f}", m.expected, m.returned) for m in misses])
     return metadata
@@ -383,9 +373,11 @@ def published(context: dg.AssetExecutionContext, database: IndexDatabase,
 
 
 def _observe_sources(context: dg.AssetExecutionContext, ctx: SyncContext, counts: dict[str, int]) -> None:
-    """Each source's asset page shows its last sync: the run's status, live counts, published counts."""
+    """Each source's asset page shows its last sync: the run's status, live counts, published
+    counts and its files in quarantine now."""
     with ctx.connect() as conn:
         run = store.runs.get_run(conn, ctx.run_id) or {}
         live = store.status.index_status(conn)["sources"]
-    for name in run.get("sources") or []:
-        context.log_event(source_observation(name, str(run.get("status")), live.get(name, {}), counts))
+        for name in run.get("sources") or []:
+            context.log_event(source_observation(conn, name, ctx.run_id, str(run.get("status")), live.get(name, {}),
+                                                 counts))

@@ -55,13 +55,14 @@ def _record(instance: dg.DagsterInstance, database: IndexDatabase, run_id: str, 
 def _observe_outcome(instance: dg.DagsterInstance, database: IndexDatabase, run: dict, outcome: str) -> None:
     """The source's asset page is its history: a run that ended badly is observed there too (a
     publishing or no-op run is observed by its own `published`/`plan` step), with the reason."""
+    reason = run.get("gate_reason") if outcome == "gate_failed" else run.get("error")
+    extra = {"run_id": run["run_id"], "reason": str(reason or "")[:2000]}
     with connect(database.url()) as conn:
         live = store.status.index_status(conn)["sources"]
-    reason = run.get("gate_reason") if outcome == "gate_failed" else run.get("error")
-    for name in run.get("sources") or []:
-        observation = source_observation(name, outcome, live.get(name, {}), {})
-        metadata = {**observation.metadata, "run_id": run["run_id"], "reason": str(reason or "")[:2000]}
-        instance.report_runless_asset_event(dg.AssetObservation(asset_key=observation.asset_key, metadata=metadata))
+        observations = [source_observation(conn, name, run["run_id"], outcome, live.get(name, {}), {}, extra)
+                        for name in run.get("sources") or []]
+    for observation in observations:
+        instance.report_runless_asset_event(observation)
 
 
 @dg.run_failure_sensor(

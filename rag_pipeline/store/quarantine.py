@@ -62,3 +62,23 @@ def latest_quarantine(conn: psycopg.Connection, limit: int = 20) -> list[dict[st
             " ORDER BY source, uri LIMIT %s",
             (limit,),
         )
+
+
+# As `status` counts them: a file whose quarantined bytes are live after all is not listed.
+SOURCE_QUARANTINE = (
+    "SELECT uri, stage, error, run_id, quarantined_at, count(*) OVER () AS total"  # noqa: S608 -- constants only
+    " FROM (" + CURRENT_QUARANTINE + ") current WHERE source = %s"
+    " AND NOT EXISTS (SELECT 1 FROM document_versions v JOIN documents d ON d.id = v.document_id"
+    "  WHERE d.source = current.source AND d.uri = current.uri AND v.checksum = current.checksum"
+    "  AND v.status = 'live')"
+    " ORDER BY uri LIMIT %s"
+)
+
+
+def source_quarantine(conn: psycopg.Connection, source: str, limit: int = 50) -> tuple[int, list[dict[str, Any]]]:
+    """One source's files in quarantine now (see CURRENT_QUARANTINE): how many, and the first
+    `limit` by uri with the stage, the error and the run that quarantined each, for the
+    source's own page in the UI (a source with thousands of refused files stays readable)."""
+    listed = rows(conn, SOURCE_QUARANTINE, (source, limit))
+    total = int(listed[0]["total"]) if listed else 0
+    return total, [{k: v for k, v in r.items() if k != "total"} for r in listed]

@@ -28,3 +28,18 @@ def index_status(conn: psycopg.Connection) -> dict[str, Any]:
         "quarantined_files": quarantined,
         "model_ids": models,
     }
+
+
+def source_run_figures(conn: psycopg.Connection, run_id: str, source: str) -> dict[str, int]:
+    """What one run did to one source (an all-sources run's counts are its total): the content
+    versions and tombstones it wrote for the source (live, or staged and discarded if it did
+    not publish) and the source's files it quarantined."""
+    written = dict(conn.execute(
+        "SELECT v.kind, count(*) FROM document_versions v JOIN documents d ON d.id = v.document_id"
+        " WHERE v.run_id = %s AND d.source = %s GROUP BY v.kind",
+        (run_id, source),
+    ).fetchall())
+    quarantined = conn.execute("SELECT count(*) FROM quarantine WHERE run_id = %s AND source = %s",
+                               (run_id, source)).fetchone()
+    return {"versions": int(written.get("content", 0)), "tombstones": int(written.get("tombstone", 0)),
+            "quarantined": int(quarantined[0]) if quarantined else 0}

@@ -231,6 +231,21 @@ def test_failed_gate_stops_publish_in_the_same_run(job_config: Path, tmp_path: P
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'")[0][0] == 0
     assert query(db_url, "SELECT status FROM runs WHERE run_id = %s", result.run_id) == [("gate_failed",)]
 
+    # the run page's failure message is the verdict line (as stored for the run), with the
+    # thresholds beside it, not Dagster's DagsterAssetCheckFailedError
+    [(verdict,)] = query(db_url, "SELECT error FROM runs WHERE run_id = %s", result.run_id)
+    assert verdict.startswith("evaluation gate failed: ") and "ndcg" in verdict
+    [step] = [e for e in result.all_events if e.is_step_failure]
+    assert step.step_key == "staged_evaluation_gate"
+    failure = step.step_failure_data
+    assert failure.user_failure_data.description == verdict and "thresholds" in failure.user_failure_data.metadata
+    assert failure.error.cls_name == "Failure" and failure.error.message.strip().endswith(": " + verdict)
+    [run_failure] = instance.get_records_for_run(result.run_id, of_type=dg.DagsterEventType.RUN_FAILURE).records
+    entry = run_failure.event_log_entry
+    assert verdict in entry.dagster_event.event_specific_data.error.message
+    for text in (entry.message, failure.error.to_string(), entry.dagster_event.event_specific_data.error.to_string()):
+        assert "DagsterAssetCheckFailedError" not in text and "Traceback" not in text and "blocking asset check" not in text
+
 
 def test_publish_alone_cannot_bypass_the_gate(job_config: Path, db_url: str, embedder) -> None:
     """The core steps without the gate, then publish: refused, nothing becomes live."""
