@@ -12,13 +12,26 @@ import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
-from rag_pipeline.cli import calibrate, db, evaluate, explain, history, purge, review, search, status, sync, verify
+from rag_pipeline.cli import (
+    calibrate,
+    db,
+    evaluate,
+    explain,
+    history,
+    migrate,
+    purge,
+    review,
+    search,
+    status,
+    sync,
+    verify,
+)
 from rag_pipeline.cli.output import err
 from rag_pipeline.common import heap
 from rag_pipeline.config import default_config_path
 from rag_pipeline.errors import EXIT_FAILURE, PipelineError
 
-COMMANDS = (sync, search, history, evaluate, status, explain, calibrate, db, verify, purge, review)  # each registers its sub-commands
+COMMANDS = (sync, search, history, evaluate, status, explain, calibrate, db, verify, purge, review, migrate)  # each registers its sub-commands
 
 
 def build_parser() -> argparse.ArgumentParser:
