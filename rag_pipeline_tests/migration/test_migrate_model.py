@@ -95,6 +95,13 @@ def _ranked(data: dict) -> list[tuple[int, float]]:
     return [(r["chunk_id"], r["score"]) for r in data["results"]]
 
 
+def _refused(capsys, *args: str) -> str:
+    """Run a command that must be refused as a usage error; its stderr."""
+    capsys.readouterr()
+    assert cli.main([*args, "--json"]) == 2
+    return capsys.readouterr().err
+
+
 def _missing(url: str, model_id: int) -> int:
     with database.connect(url) as conn:
         return store.model_vectors.count_missing(conn, model_id)
@@ -163,8 +170,7 @@ def test_failed_gate_leaves_the_live_model_untouched_and_prune_is_explicit(capsy
     assert query(index.url, "SELECT status FROM model_migrations")[0][0] == "gate_failed"
 
     # prune: never the live model; the failed migration's vectors on request
-    code, _ = run_cli(capsys, "db", "prune-models", "--model", str(old_model), "--config", str(index.old))
-    assert code == 2 and "index's model" in capsys.readouterr().err
+    assert "index's model" in _refused(capsys, "db", "prune-models", "--model", str(old_model), "--config", str(index.old))
     code, pruned = run_cli(capsys, "db", "prune-models", "--config", str(index.old))
     assert code == 0 and pruned["pruned"][str(new_model)] > 0
     assert query(index.url, "SELECT count(*) FROM model_vectors")[0][0] == 0
@@ -180,16 +186,13 @@ def test_failed_gate_leaves_the_live_model_untouched_and_prune_is_explicit(capsy
     (("--to", "all-MiniLM-L6-v2", "--batch-size", "0"), "--batch-size"),
 ])
 def test_hostile_requests_are_refused_and_change_nothing(capsys, index: Index, args: tuple[str, ...], says: str) -> None:
-    code, _ = run_cli(capsys, "migrate-model", *args, "--config", str(index.old))
-    assert code == 2
-    assert says in capsys.readouterr().err
+    assert says in _refused(capsys, "migrate-model", *args, "--config", str(index.old))
     assert query(index.url, "SELECT count(*) FROM model_vectors")[0][0] == 0
     assert query(index.url, "SELECT count(*) FROM model_switches")[0][0] == 0
 
 
 def test_prune_of_an_unknown_model_is_refused(capsys, index: Index) -> None:
-    code, _ = run_cli(capsys, "db", "prune-models", "--model", "999", "--config", str(index.old))
-    assert code == 2 and "no such model" in capsys.readouterr().err
+    assert "no such model" in _refused(capsys, "db", "prune-models", "--model", "999", "--config", str(index.old))
 
 
 def test_kill_9_half_way_then_resume(index: Index) -> None:
@@ -284,8 +287,7 @@ def test_rollback_switches_back_and_embeds_what_came_since(capsys, index: Index)
     # the retired model's vectors go only when asked; the live model's never
     code, pruned = run_cli(capsys, "db", "prune-models", "--config", str(index.old))
     assert code == 0 and pruned["pruned"].get(str(new_model), 0) > 0
-    code, _ = run_cli(capsys, "db", "prune-models", "--model", str(old_model), "--config", str(index.old))
-    assert code == 2
+    assert "index's model" in _refused(capsys, "db", "prune-models", "--model", str(old_model), "--config", str(index.old))
 
 
 def test_index_strategy_reads_migrated_vectors(capsys, index: Index, monkeypatch) -> None:
@@ -299,3 +301,23 @@ def test_index_strategy_reads_migrated_vectors(capsys, index: Index, monkeypatch
     strategy = query(index.url, "SELECT strategy FROM search_log WHERE id = %s", walked["log_id"])[0][0]
     assert strategy["strategy"] == "index" and strategy.get("migrated") is True
     assert [r["chunk_id"] for r in walked["results"]] == [r["chunk_id"] for r in exact["results"]]
+
+
+def test_dagster_job_runs_the_same_steps(index: Index) -> None:
+    """The `migrate_model` job, materialised for real: its steps' metadata carry the counts and
+    the side-by-side metrics, and it switches the index as the CLI does."""
+    from rag_pipeline.defs.model_migration import migrate_model
+    from rag_pipeline.defs.resources import build_resources
+
+    result = migrate_model.execute_in_process(
+        run_config={"ops": {"migration_start": {"config": {"to": "all-MiniLM-L6-v2", "backend": "torch-bf16"}}}},
+        resources={k: v for k, v in build_resources(str(index.old)).items() if k in ("settings", "database")},
+    )
+    assert result.success
+    live, new_model = index.model_ids()
+    assert live == new_model and _missing(index.url, new_model) == 0
+    embedded = result.output_for_node("migration_embed")
+    assert embedded["fill"]["done"] == embedded["fill"]["total"] > 0
+    gate_meta = [e for e in result.all_events if e.step_key == "migration_gate" and e.event_type_value == "STEP_OUTPUT"]
+    assert "| evidence_recall |" in gate_meta[0].event_specific_data.metadata["metrics"].value
+    assert result.output_for_node("migration_switch")["status"] == "switched"
