@@ -25,7 +25,7 @@ from rag_pipeline.config import Config
 from rag_pipeline.embedding import Embedder, ModelError, embedder_for, load_embedder
 from rag_pipeline.errors import PipelineError, UsageError
 from rag_pipeline.migration import fill, gate
-from rag_pipeline.migration.embedders import embedder_for_model
+from rag_pipeline.retrieval.model_embedder import embedder_for_model
 
 SWITCH_TRIES = 5  # catch-up and switch attempts while syncs keep publishing
 SYNC_WAIT_SECONDS = 600.0

@@ -14,7 +14,7 @@ import psycopg
 from rag_pipeline import store
 from rag_pipeline.embedding import Embedder, ModelError
 from rag_pipeline.errors import UsageError
-from rag_pipeline.migration.embedders import embedder_for_model
+from rag_pipeline.retrieval.model_embedder import embedder_for_model
 from rag_pipeline.retrieval.search import Hit, search
 
 

@@ -21,8 +21,8 @@ from rag_pipeline.common.groups import group_problem
 from rag_pipeline.common.text import storable
 from rag_pipeline.embedding import Embedder, ModelError
 from rag_pipeline.errors import UsageError
-from rag_pipeline.migration.embedders import embedder_for_model
 from rag_pipeline.retrieval import rerank
+from rag_pipeline.retrieval.model_embedder import embedder_for_model
 from rag_pipeline.retrieval.section_refs import reference_keys
 from rag_pipeline.store._sql import pipelined_transaction
 
