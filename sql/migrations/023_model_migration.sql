@@ -133,12 +133,16 @@ CREATE TRIGGER chunks_purge_model_vectors AFTER UPDATE OF purged_at ON chunks
 -- 006, give it the rest); switches are append-only for every role.
 REVOKE UPDATE, DELETE, TRUNCATE ON model_switches FROM rag_writer;
 GRANT SELECT, INSERT ON model_switches TO rag_writer;
--- The reader: the vectors of the chunks it may see (chunks' own policy decides), how to load a
+-- The reader: the vectors of the chunks it may see (the rule of chunks' own policy, 018), how to load a
 -- model, and the switches (an as-of search resolves its model from them).
 ALTER TABLE model_vectors ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS writer_all ON model_vectors;
 CREATE POLICY writer_all ON model_vectors TO rag_writer USING (true) WITH CHECK (true);
 DROP POLICY IF EXISTS reader_groups ON model_vectors;
 CREATE POLICY reader_groups ON model_vectors FOR SELECT TO rag_reader
-    USING (EXISTS (SELECT 1 FROM chunks c WHERE c.id = model_vectors.chunk_id));
+    USING (EXISTS (SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id
+                   WHERE c.id = model_vectors.chunk_id
+                   AND v.acl_groups && (SELECT rag_session_groups())
+                   AND (v.status = 'live'
+                        OR (v.status = 'superseded' AND rag_readable_now(v.document_id, (SELECT rag_session_groups()))))));
 GRANT SELECT ON model_vectors, model_sources, model_switches TO rag_reader;
