@@ -168,7 +168,7 @@ def _uri_matches(hit: Hit, uri: str) -> bool:
     return uri in (hit.uri, f"{hit.source}/{hit.uri}")
 
 
-def _relevant(hit: Hit, case: EvalCase) -> bool:
+def is_relevant(hit: Hit, case: EvalCase) -> bool:
     if case.expect_source and not _uri_matches(hit, case.expect_source):
         return False
     if case.expect_section and _norm(case.expect_section) not in {_norm(s) for s in hit.section_path}:
@@ -223,7 +223,7 @@ def score_case(case: EvalCase, hits: list[Hit], refusal_threshold: refusal.Thres
     refused as `search` refuses (refusal.decide)."""
     refused = refusal.decide(hits, refusal_threshold).refused
     leaks = sum(1 for h in hits if not set(h.acl_groups) & set(case.groups))
-    rank = next((i + 1 for i, h in enumerate(hits) if _relevant(h, case)), None)
+    rank = next((i + 1 for i, h in enumerate(hits) if is_relevant(h, case)), None)
     answerable = not case.expect_refused
     source_hit = any(_uri_matches(h, case.expect_source) for h in hits) if answerable and case.expect_source else None
     evidence_hit = None

@@ -15,9 +15,9 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# Weights of each feature over the fused score normalised to [0, 1] (best candidate = 1).
-# Hand-set starting values, NOT yet tuned: tune them on SciFact's train split
-# (bench/bench_retrieval.py --split train) and an evaluation set's calibration half, never on test.
+# Weights of each feature over the fused score normalised to [0, 1] (best candidate = 1), used
+# until `rag-pipeline calibrate-rerank` stores weights fitted on the index's own evaluation set
+# (table rerank_calibrations, newest per model; procedure in retrieval/rerank_fit.py).
 WEIGHTS = {
     "term_coverage": 0.30,  # share of the query's idf the chunk matches (from the SQL)
     "phrase": 0.15,  # share of the query's adjacent content-word pairs found adjacent in the chunk
@@ -25,6 +25,8 @@ WEIGHTS = {
     "section": 0.10,  # share of the query's content words in the chunk's section path
     "proximity": 0.10,  # how tightly the matched query words cluster in the chunk
 }
+FEATURES = tuple(WEIGHTS)
+Weights = dict[str, float]
 STEM_CHARS = 6  # crude language-neutral stemming: "approvals"/"approval" share a 6-letter prefix
 _WORD = re.compile(r"\w+(?:[-./]\w+)*", re.UNICODE)
 # Function words of the corpus languages: never evidence of anything on their own.
@@ -104,8 +106,19 @@ def features(query: dict[str, list], candidate: Candidate, best_fused: float) ->
     return {name: round(value, 6) for name, value in found.items()}
 
 
-def score(found: dict[str, float]) -> float:
-    return found["fused"] + sum(weight * found[name] for name, weight in WEIGHTS.items())
+def score(found: dict[str, float], weights: Weights | None = None) -> float:
+    return found["fused"] + sum(weight * found[name] for name, weight in (weights or WEIGHTS).items())
+
+
+def check_weights(weights: object) -> Weights:
+    """Stored or given weights, refused unless they weigh exactly the known features with finite
+    numbers in [0, 10]: a weight read back from the database reorders every search."""
+    if not isinstance(weights, dict) or set(weights) != set(FEATURES):
+        raise ValueError(f"rerank weights must name exactly {', '.join(FEATURES)}; got {weights!r}")
+    for name, value in weights.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 10:
+            raise ValueError(f"rerank weight {name}={value!r} is not a number from 0 to 10")
+    return {name: float(weights[name]) for name in FEATURES}
 
 
 def _share(wanted: Sequence, present: set) -> float:
@@ -133,18 +146,25 @@ def _proximity(stems: list[str], wanted: set[str]) -> float:
     return (len(wanted) - 1) / (best - 1) if best <= len(stems) else 0.0
 
 
-def rerank(query: str, candidates: Sequence[Candidate]) -> list[tuple[int, float, dict[str, float]]]:
+def rerank(query: str, candidates: Sequence[Candidate], weights: Weights | None = None) -> list[tuple[int, float, dict[str, float]]]:
     """(index into candidates, rerank score, features), best first; ties keep fused order, so
     the result is a pure function of the query and the candidates. A candidate that is the
     numbered part the question names ("§ 12", "Item 1A") comes before every other: the question
     says where the answer is, and no weighed evidence overrides that. One merely within it
     (0.5: under "7.2" for a question naming 7.2) gets no such priority: "IRM 2.3.59" names a
-    whole manual, whose front matter is as much part of it as its numbered sections."""
+    whole manual, whose front matter is as much part of it as its numbered sections.
+    `weights`: the index's fitted weights (None: WEIGHTS)."""
     parsed = query_features(query)
     best = max((c.fused for c in candidates), default=0.0)
-    scored = []
-    for i, candidate in enumerate(candidates):
-        found = features(parsed, candidate, best)
-        scored.append((i, score(found), found))
-    scored.sort(key=lambda item: (candidates[item[0]].section_match < 1.0, -item[1], item[0]))
+    found = [features(parsed, candidate, best) for candidate in candidates]
+    named = [c.section_match >= 1.0 for c in candidates]
+    return [(i, value, found[i]) for i, value in order(found, named, weights)]
+
+
+def order(found: Sequence[dict[str, float]], named: Sequence[bool], weights: Weights | None = None) -> list[tuple[int, float]]:
+    """(index, score) best first of candidates with these features; `named`: the candidate is the
+    numbered part the question names. The one ordering rule, shared by search and the fitting of
+    the weights (rerank_fit.py), so what is fitted is what runs."""
+    scored = [(i, score(f, weights)) for i, f in enumerate(found)]
+    scored.sort(key=lambda item: (not named[item[0]], -item[1], item[0]))
     return scored

@@ -156,7 +156,7 @@ def search(
             ranked = [_hit(r) for r in rows]
             fulltext = rows[0].get("fulltext_plan") if rows else None
             if reranked:
-                ranked = rerank_hits(query, ranked)[:fetch]
+                ranked = rerank_hits(query, ranked, rerank_weights(prepared.rerank))[:fetch]
         hits = Results(ranked[:k])
         hits.model_id, hits.calibration = model_id, prepared.calibration
         if log:
@@ -164,20 +164,39 @@ def search(
                 conn, query=query, groups=groups, as_of=as_of, model_id=model_id, k=k,
                 results=[h.to_dict(with_text=False) for h in hits],
                 candidates=[h.to_dict(with_text=False) for h in ranked[k:]],
-                caller=user, searched_at=prepared.searched_at, strategy=_strategy(plan, fulltext),
+                caller=user, searched_at=prepared.searched_at,
+                strategy=_strategy(plan, fulltext, prepared.rerank if mode == "hybrid+rerank" else False),
                 log_id=prepared.log_id,
             )
     return hits
 
 
-def _strategy(plan: store.search.VectorPlan | None, fulltext: dict[str, Any] | None) -> dict[str, Any] | None:
+def _strategy(plan: store.search.VectorPlan | None, fulltext: dict[str, Any] | None,
+              weights: dict[str, Any] | None | bool = False) -> dict[str, Any] | None:
     """How the search ran, for the log: the vector plan's record, and in hybrid modes under
     `fulltext` the full-text branch's (terms taken rarest first, rows read, whether the MaxScore
-    bound proved it exact). A full-text search logs the latter alone, under the same key."""
+    bound proved it exact). A full-text search logs the latter alone, under the same key. A
+    reranked search logs under `rerank` the fitted weights it used (`weights`: the
+    rerank_calibrations row's id and weights; None: the defaults; False: no rerank)."""
     found = plan.to_dict() if plan is not None else None
     if fulltext:
         found = {**(found or {}), "fulltext": fulltext}
+    if weights is not False:
+        used = {"calibration_id": None, "weights": rerank.WEIGHTS} if weights is None else weights
+        found = {**(found or {}), "rerank": used}
     return found
+
+
+def rerank_weights(calibration: dict[str, Any] | None) -> rerank.Weights | None:
+    """The weights of the index's rerank calibration in force (None: none stored, the defaults).
+    A stored row that is not well-formed fails the search, naming it, rather than reorder it."""
+    if calibration is None:
+        return None
+    try:
+        return rerank.check_weights(calibration.get("weights"))
+    except ValueError as exc:
+        raise UsageError(f"rerank_calibrations row {calibration.get('calibration_id')} is unusable ({exc}); "
+                         "run `rag-pipeline calibrate-rerank` to store valid weights") from exc
 
 
 def check_request(query: str, groups: list[str], user: str | None, k: int | None = None) -> None:
@@ -217,17 +236,22 @@ def _lone_surrogate(text: str) -> str | None:
     return next((c for c in text if "\ud800" <= c <= "\udfff"), None)
 
 
-def rerank_hits(query: str, hits: list[Hit]) -> list[Hit]:
-    """Reorder fused hits by the rerank stage; each hit keeps its features and rerank score."""
-    candidates = [rerank.Candidate(h.text, h.section_path, h.score, h.features.get("term_coverage", 0.0),
-                                   h.features.get("section_match", 0.0)) for h in hits]
+def rerank_hits(query: str, hits: list[Hit], weights: rerank.Weights | None = None) -> list[Hit]:
+    """Reorder fused hits by the rerank stage (with the index's fitted `weights`; None: the
+    defaults); each hit keeps its features and rerank score."""
     ordered = []
-    for rank, (index, value, found) in enumerate(rerank.rerank(query, candidates), 1):
+    for rank, (index, value, found) in enumerate(rerank.rerank(query, [as_candidate(h) for h in hits], weights), 1):
         hit = hits[index]
         hit.features = {**hit.features, **found, "rerank": round(value, 6)}
         hit.branches = {**hit.branches, "rerank": {"rank": rank, "score": round(value, 6)}}
         ordered.append(hit)
     return ordered
+
+
+def as_candidate(hit: Hit) -> rerank.Candidate:
+    """What the rerank stage reads of a fused hit (search and the fitting of its weights alike)."""
+    return rerank.Candidate(hit.text, hit.section_path, hit.score, hit.features.get("term_coverage", 0.0),
+                            hit.features.get("section_match", 0.0))
 
 
 def _hit(row: dict[str, Any]) -> Hit:

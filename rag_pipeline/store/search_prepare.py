@@ -26,7 +26,9 @@ class Prepared:
     """What a search reads before it embeds the query, in one statement: the time it is logged
     at, the view's model (its embedding_models row), the query's full-text terms with the
     caller's statistics, the vector plan, the refusal calibration in force for that model and
-    `calibration_mode`, and the search log id the search will be written under (None: not logged)."""
+    `calibration_mode`, the search log id the search will be written under (None: not logged),
+    and the rerank weights fitted for that model as of the view's time (the live index: now), so
+    a replay of a logged search reorders as it did."""
 
     searched_at: datetime
     model: dict[str, Any] | None
@@ -34,6 +36,7 @@ class Prepared:
     plan: VectorPlan | None
     calibration: dict[str, Any] | None
     log_id: int | None
+    rerank: dict[str, Any] | None = None  # the rerank weights in force: {"calibration_id", "weights"}; None: defaults
 
 
 def prepare(
@@ -62,6 +65,9 @@ def prepare(
            {estimate} AS estimate,
            (SELECT row_to_json(r) FROM refusal_calibrations r WHERE r.model_id = (SELECT id FROM search_model)
              AND r.mode = %(calibration_mode)s ORDER BY r.calibrated_at DESC, r.id DESC LIMIT 1) AS calibration,
+           (SELECT json_build_object('calibration_id', r.id, 'weights', r.weights) FROM rerank_calibrations r
+             WHERE r.model_id = (SELECT id FROM search_model) AND r.calibrated_at <= coalesce(%(as_of)s::timestamptz, now())
+             ORDER BY r.calibrated_at DESC, r.id DESC LIMIT 1) AS rerank,
            CASE WHEN %(log)s THEN nextval(pg_get_serial_sequence('search_log', 'id')) END AS log_id,
            coalesce(rag_model_migrated((SELECT id FROM search_model)), false) AS migrated,
            {bm25.TERM_COLUMNS}
@@ -77,4 +83,4 @@ def prepare(
         estimate = min(int(found["fts_live"]), limit + 1) if live else int(found["estimate"])
         plan = _plan(estimate, model["dimension"], found["index"], limit, migrated=found["migrated"])
     return Prepared(found["searched_at"], model, bm25.terms_from(found["fts_terms"], found["fts_live"]), plan,
-                    found["calibration"], found["log_id"])
+                    found["calibration"], found["log_id"], found["rerank"])
