@@ -143,6 +143,18 @@ def test_migration_switches_searches_and_keeps_history(capsys, index: Index) -> 
     code, status = run_cli(capsys, "migrate-model", "--status", "--config", str(index.new))
     assert code == 0 and status["index_model"]["id"] == new_model and len(status["switches"]) == 1
 
+    # the reader sees the new vectors of the chunks its groups may see, and no others
+    with database.connect_as(index.url, store.roles.READER) as reader:
+        for groups, visible in (("nobody", False), ("all-staff", True)):
+            with reader.transaction():
+                reader.execute("SELECT set_config('rag.groups', %s, true)", (groups,))
+                assert (reader.execute("SELECT count(*) FROM model_vectors").fetchone()[0] > 0) is visible
+    # a purge takes a chunk's vectors of every model with its text
+    code, _ = run_cli(capsys, "purge", POLICY, "--reason", "test", "--config", str(index.new))
+    assert code == 0
+    assert query(index.url, "SELECT count(*) FROM model_vectors mv JOIN chunks c ON c.id = mv.chunk_id"
+                            " WHERE c.purged_at IS NOT NULL")[0][0] == 0
+
 
 def test_mixing_refused_without_a_migration(capsys, index: Index) -> None:
     (index.docs / "hr" / "new-note.md").write_text("# Parking\n\nStaff park in the north lot.\n", encoding="utf-8")
