@@ -28,6 +28,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="how long the switch waits for running syncs to finish (default 600)")
     p.add_argument("--batch-size", type=int, default=256, metavar="N",
                    help="chunks embedded and committed together (default 256; memory is bounded by it)")
+    p.add_argument("--nice", type=int, default=10, metavar="N",
+                   help="lower this process's CPU priority by N (default 10; 0 keeps it) so that searches served "
+                        "on the same machine keep their latency while it embeds")
     p.add_argument("--progress", action="store_true", help="a progress bar on stderr")
     p.set_defaults(func=cmd_migrate)
 
@@ -46,6 +49,12 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         raise UsageError("--batch-size is a whole number from 1 to 100000")
     if not 0 <= args.wait <= 86_400:
         raise UsageError("--wait is seconds from 0 to 86400")
+    if not 0 <= args.nice <= 19:
+        raise UsageError("--nice is a whole number from 0 to 19")
+    if args.nice and not args.status:
+        import os
+
+        os.nice(args.nice)  # before the encoder starts its threads: they inherit it
     config = load_config(args)
     with connection(config, store.roles.WRITER) as conn:
         if args.status:

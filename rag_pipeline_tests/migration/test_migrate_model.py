@@ -305,8 +305,13 @@ def test_rollback_switches_back_and_embeds_what_came_since(capsys, index: Index)
 def test_index_strategy_reads_migrated_vectors(capsys, index: Index, monkeypatch) -> None:
     """Over the HNSW threshold the vector branch walks both indexes (chunks' own vectors and
     model_vectors) and finds what the exact scan finds."""
-    code, _ = run_cli(capsys, "migrate-model", *NEW, "--config", str(index.old))
-    assert code == 0
+    capsys.readouterr()
+    assert cli.main(["migrate-model", *NEW, "--no-worse", "--config", str(index.old)]) in (0, 3)
+    printed = capsys.readouterr().out
+    assert "metric" in printed and "evidence_recall" in printed and "gate: " in printed, printed
+    if "switched at" not in printed:  # bf16 worse than fp32 on some metric: --no-worse kept fp32
+        assert "not switched" in printed and "worse than the live model" in printed
+        assert cli.main(["migrate-model", *NEW, "--config", str(index.old), "--json"]) == 0
     exact = _search(capsys, index.old)
     monkeypatch.setattr(store.search, "EXACT_MAX_ROWS", 1)
     walked = _search(capsys, index.old)
@@ -333,3 +338,13 @@ def test_dagster_job_runs_the_same_steps(index: Index) -> None:
     gate_meta = [e for e in result.all_events if e.step_key == "migration_gate" and e.event_type_value == "STEP_OUTPUT"]
     assert "| evidence_recall |" in gate_meta[0].event_specific_data.metadata["metrics"].value
     assert result.output_for_node("migration_switch")["status"] == "switched"
+
+
+def test_no_worse_compares_every_metric_in_its_direction() -> None:
+    from rag_pipeline.migration.gate import worse_metrics
+
+    live = {"ndcg": 0.9, "evidence_recall": 1.0, "acl_leaks": 0.0, "superseded_hits": 0.0, "cases": 10.0}
+    new = {"ndcg": 0.89, "evidence_recall": 1.0, "acl_leaks": 1.0, "superseded_hits": 0.0, "cases": 12.0}
+    assert worse_metrics(live, new) == ["ndcg", "acl_leaks"]
+    assert worse_metrics(live, dict(live)) == []
+    assert worse_metrics(live, {}) == [], "a metric the new side lacks is not judged worse"
