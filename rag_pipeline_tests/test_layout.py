@@ -30,7 +30,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
     {"review"},  # people decide on flagged and rejected answers
     {"evaluation"},
     {"config"},  # composes each layer's own section model
-    {"sync"},
+    {"sync", "migration"},  # a sync; a model migration (evaluates both models, switches)
     {"defs", "definitions"},  # orchestration
     {"web"},  # the review screen (HTTP)
     {"cli"},  # interface

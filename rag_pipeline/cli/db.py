@@ -1,4 +1,5 @@
-"""`rag-pipeline db start|stop|status|url`: the embedded PostgreSQL server of the state folder.
+"""`rag-pipeline db start|stop|status|url`: the embedded PostgreSQL server of the state folder;
+`db prune-models [--model ID]`: remove retired embedding models' vectors (issue 26).
 
 One server per state folder, shared by the CLI and every Dagster process; it outlives them all
 until `db stop`. With DATABASE_URL (or `database_url`) there is no embedded server: `url`
@@ -12,14 +13,16 @@ from rag_pipeline.cli.common import load_config
 from rag_pipeline.cli.output import console, emit_json, shown
 from rag_pipeline.errors import EXIT_OK, UsageError
 
-ACTIONS = ("start", "stop", "status", "url")
+ACTIONS = ("start", "stop", "status", "url", "prune-models")
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("db", parents=[common], help="the embedded database server: start, stop, status, url")
+    p = sub.add_parser("db", parents=[common], help="the embedded database server: start, stop, status, url; "
+                                                    "prune-models: remove retired models' vectors")
     p.add_argument("action", choices=ACTIONS)
     p.add_argument("--dagster", action="store_true",
                    help="with url: the database that holds Dagster's runs and events (created if missing)")
+    p.add_argument("--model", type=int, metavar="ID", help="with prune-models: only this model (default: every retired one)")
     p.set_defaults(func=cmd_db)
 
 
@@ -27,6 +30,10 @@ def cmd_db(args: argparse.Namespace) -> int:
     from rag_pipeline.store import database
 
     config = load_config(args)
+    if args.action == "prune-models":
+        return _prune_models(args, config)
+    if args.model is not None:
+        raise UsageError("--model goes with `db prune-models`")
     if args.dagster and args.action != "url":
         raise UsageError("--dagster goes with `db url`")
     if config.database_url:
@@ -77,3 +84,19 @@ def _report(args: argparse.Namespace, data: dict, text: str) -> int:
     else:
         console().print(text)
     return EXIT_OK
+
+
+def _prune_models(args: argparse.Namespace, config: object) -> int:
+    """Delete the vectors of models that are neither the index's nor a running migration's: after
+    it, `migrate-model --rollback` to such a model must embed again."""
+    from rag_pipeline import store
+    from rag_pipeline.cli.common import connection
+    from rag_pipeline.migration import steps
+
+    if args.dagster:
+        raise UsageError("--dagster goes with `db url`")
+    with connection(config, store.roles.WRITER) as conn:  # type: ignore[arg-type]
+        pruned = steps.prune(conn, args.model)
+    text = ("; ".join(f"model {m}: {n} vectors removed" for m, n in pruned.items())
+            or "no retired model has vectors beside the chunks: nothing to prune")
+    return _report(args, {"pruned": {str(m): n for m, n in pruned.items()}}, text)

@@ -19,6 +19,7 @@ from rag_pipeline.cli import (
     evaluate,
     explain,
     history,
+    migrate,
     purge,
     review,
     search,
@@ -31,7 +32,8 @@ from rag_pipeline.common import heap
 from rag_pipeline.config import default_config_path
 from rag_pipeline.errors import EXIT_FAILURE, PipelineError
 
-COMMANDS = (sync, search, history, evaluate, status, explain, calibrate, calibrate_rerank, db, verify, purge, review)  # each registers its sub-commands
+COMMANDS = (sync, search, history, evaluate, status, explain, calibrate, calibrate_rerank, db, verify, purge, review,
+            migrate)  # each registers its sub-commands
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -191,15 +191,18 @@ def evaluate(
     progress: Callable[[int, int], None] = lambda done, total: None,
     answer_cases: Sequence[AnswerCase] = (),
     support_threshold: support.Threshold | None = None,
+    model_id: int | None = None,
 ) -> EvalReport:
     """Every retrieval case and answer case of the set; the metrics of both against the
     thresholds. The answer cases are judged by `support_threshold`, else the index's calibrated
-    one (answers/support.py)."""
+    one (answers/support.py). `model_id`: search that model's vectors instead of the index's (a
+    model migration's gate judges its new model on the live index this way; a case with its own as-of
+    time keeps the model in force then)."""
     results = []
     for number, case in enumerate(cases, 1):
         when = case.as_of or as_of
         hits = search(conn, embedder, case.question, list(case.groups), k=k, as_of=when,
-                      preview_run=None if when else preview_run, log=False)
+                      preview_run=None if when else preview_run, log=False, model_id=None if when else model_id)
         superseded = store.versions.superseded_chunk_ids(conn, [h.chunk_id for h in hits], when, None if when else preview_run)
         results.append(score_case(case, hits, refusal_threshold, superseded))
         progress(number, len(cases))

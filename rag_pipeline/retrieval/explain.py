@@ -14,6 +14,7 @@ import psycopg
 from rag_pipeline import store
 from rag_pipeline.embedding import Embedder, ModelError
 from rag_pipeline.errors import UsageError
+from rag_pipeline.retrieval.model_embedder import embedder_for_model
 from rag_pipeline.retrieval.search import Hit, search
 
 
@@ -77,9 +78,9 @@ def _explain(conn: psycopg.Connection, embedder: Embedder, log_id: int) -> Expla
             f"search {log_id} is malformed in the search log ({malformed}): it was written before migration 017"
             " or with its checks off, so it cannot be explained or replayed; read it raw in search_log"
         )
-    _check_model(entry, embedder)
+    _check_model(conn, entry, embedder)
     then = entry["as_of"] or entry["searched_at"]
-    replay = _replay(conn, embedder, entry, then)
+    replay = _replay(conn, embedder, entry, then, entry.get("model_id"))  # with the model it ran on
     now = _replay(conn, embedder, entry, None) if entry["as_of"] is None else None
     current = store.search_log.chunk_text_hashes(conn, [r["chunk_id"] for r in entry["results"]])
     purged = store.purge.purged_chunks(conn, [r["chunk_id"] for r in entry["results"]])
@@ -94,18 +95,22 @@ def _explain(conn: psycopg.Connection, embedder: Embedder, log_id: int) -> Expla
                        answers=store.answers.answers_for_search(conn, log_id))
 
 
-def _check_model(entry: dict[str, Any], embedder: Embedder) -> None:
-    logged = entry.get("model_weights_sha256")
-    if logged is not None and logged != embedder.identity.weights_sha256:
+def _check_model(conn: psycopg.Connection, entry: dict[str, Any], embedder: Embedder) -> None:
+    """The logged search's model must be loadable: the configured one, or one a model migration
+    recorded (the index may have switched models since)."""
+    recorded = store.models.model_by_id(conn, entry["model_id"]) if entry.get("model_id") is not None else None
+    if recorded is not None and embedder_for_model(conn, recorded, embedder) is None:
         raise ExplainError(
             f"search {entry['id']} embedded its query with {entry['model_name']} ({entry['model_revision']}); "
             f"{embedder.identity.name} is configured: configure that model to replay it"
         )
 
 
-def _replay(conn: psycopg.Connection, embedder: Embedder, entry: dict[str, Any], as_of: datetime | None) -> Replay:
+def _replay(conn: psycopg.Connection, embedder: Embedder, entry: dict[str, Any], as_of: datetime | None,
+            model_id: int | None = None) -> Replay:
     try:
-        hits = search(conn, embedder, entry["query"], list(entry["groups"]), k=entry["k"], as_of=as_of, log=False)
+        hits = search(conn, embedder, entry["query"], list(entry["groups"]), k=entry["k"], as_of=as_of, log=False,
+                      model_id=model_id)
     except ModelError as exc:
         raise ExplainError(f"search {entry['id']} cannot be replayed: {exc}") from exc
     return Replay(as_of=as_of, results=[h.to_dict(with_text=False) for h in hits],

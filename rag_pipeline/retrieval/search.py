@@ -22,6 +22,7 @@ from rag_pipeline.common.text import storable
 from rag_pipeline.embedding import Embedder, ModelError
 from rag_pipeline.errors import UsageError
 from rag_pipeline.retrieval import rerank
+from rag_pipeline.retrieval.model_embedder import embedder_for_model
 from rag_pipeline.retrieval.section_refs import reference_keys
 from rag_pipeline.store._sql import pipelined_transaction
 
@@ -90,14 +91,16 @@ class Results(list[Hit]):
     calibration: dict[str, Any] | None = None  # the refusal calibration in force (refusal.threshold_from)
 
 
-def _checked(indexed: dict[str, Any], embedder: Embedder) -> int:
-    """The indexed model's id, when the loaded model is that model; else ModelError."""
-    if (indexed.get("weights_sha256"), indexed.get("numerics", "fp32")) != (embedder.identity.weights_sha256, embedder.identity.numerics):
+def _checked(conn: psycopg.Connection, indexed: dict[str, Any], embedder: Embedder) -> Embedder:
+    """The embedder of the indexed model: the loaded one when it is that model, else the model as
+    a migration recorded it (migration.embedders); else ModelError."""
+    found = embedder_for_model(conn, indexed, embedder)
+    if found is None:
         raise ModelError(
-            f"the index was embedded with {indexed.get('name')} ({indexed.get('revision')}); "
-            f"queries must use that model but {embedder.identity.name} is configured"
+            f"the index was embedded with {indexed.get('name')} ({indexed.get('revision')}, {indexed.get('numerics', 'fp32')}); "
+            f"queries must use that model but {embedder.identity.name} ({embedder.identity.numerics}) is configured"
         )
-    return int(indexed["id"])
+    return found
 
 
 def search(
@@ -112,11 +115,13 @@ def search(
     log: bool = True,
     user: str | None = None,
     mode: str = DEFAULT_MODE,
+    model_id: int | None = None,
 ) -> Results:
     """The k best chunks the groups may see, live or as of a time, by `mode`: one branch alone
     (vector, fulltext), both fused by reciprocal rank (hybrid), or fused then reordered by the
     deterministic rerank stage (hybrid+rerank, the default). `user` is the caller's identity as
-    the application received it; it is logged as given.
+    the application received it; it is logged as given. `model_id`: search that model's vectors
+    instead of the view's model (a migration's gate, explain's replay of a logged search).
 
     Three round trips in all (psycopg's pipeline mode sends what needs no answer with the next
     statement that does): the transaction, the caller's groups and `store.search_prepare.prepare` (model,
@@ -126,13 +131,15 @@ def search(
     check_request(query, groups, user, k)
     if mode not in MODES:
         raise QueryError(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
-    view = store.search.View(as_of=as_of, preview_run=preview_run)
+    view = store.search.View(as_of=as_of, preview_run=preview_run, model_id=model_id)
     groups = sorted({g.strip() for g in groups if g and g.strip()})
     with pipelined_transaction(conn):  # the groups set below hold for this transaction only
         store.search_log.set_session_groups(conn, groups)
         prepared = store.search_prepare.prepare(conn, query, groups, view, vector=mode != "fulltext",
                                         calibration_mode=DEFAULT_MODE, log=log)
-        model_id = None if prepared.model is None else _checked(prepared.model, embedder)
+        if prepared.model is not None:
+            embedder = _checked(conn, prepared.model, embedder)
+        model_id = None if prepared.model is None else int(prepared.model["id"])
         ranked: list[Hit] = []
         plan = prepared.plan
         fulltext: dict[str, Any] | None = None

@@ -59,7 +59,13 @@ def model_by_id(conn: psycopg.Connection, model_id: int) -> dict[str, Any] | Non
 
 
 def live_model_ids(conn: psycopg.Connection) -> list[int]:
-    """Models referenced by live content versions: more than one means a mixed index."""
+    """The live index's model(s): after a model migration's switch (migration 023) the model it
+    switched to, whatever the live versions were embedded with (the migration gave each of their
+    chunks a vector of it); else the models referenced by live content versions, where more than
+    one means a mixed index."""
+    switched = conn.execute("SELECT rag_switched_model(NULL)").fetchone()[0]
+    if switched is not None:
+        return [switched]
     rows = conn.execute(
         "SELECT DISTINCT model_id FROM document_versions"
         " WHERE status = 'live' AND kind = 'content' ORDER BY model_id"

@@ -22,6 +22,7 @@ import psycopg
 from rag_pipeline.store import bm25, search_sections
 from rag_pipeline.store._sql import rows
 from rag_pipeline.store.search_view import (  # noqa: F401 -- re-exported: store.search.View is the API
+    VECTOR,
     VISIBLE_AS_OF,
     View,
     _filter_params,
@@ -53,6 +54,7 @@ class VectorPlan:
     ef_search: int | None = None
     max_scan_tuples: int | None = None
     iterative_scan: str = "relaxed_order"  # "off" is plain HNSW: one walk of ef_search candidates
+    migrated: bool = False  # some vectors of the model are in model_vectors (a model migration's): walk both
 
     def to_dict(self) -> dict[str, Any]:
         """For the search log and `explain`; the estimate is a lower bound when `estimate_capped`."""
@@ -62,6 +64,8 @@ class VectorPlan:
         if self.index is not None:
             found.update(index=self.index, iterative_scan=self.iterative_scan, ef_search=self.ef_search,
                          max_scan_tuples=self.max_scan_tuples)
+            if self.migrated:
+                found["migrated"] = True
         return found
 
 
@@ -102,11 +106,11 @@ def plan_vector(
     dimension has one (migration 009)."""
     limit = EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows
     found = conn.execute(
-        "SELECT m.dimension, to_regclass(format('chunks_embedding_hnsw_%%s', m.dimension))::text"
-        " FROM embedding_models m WHERE m.id = %s",
+        "SELECT m.dimension, to_regclass(format('chunks_embedding_hnsw_%%s', m.dimension))::text,"
+        " coalesce(rag_model_migrated(m.id), false) FROM embedding_models m WHERE m.id = %s",
         (model_id,),
     ).fetchone()
-    dimension, index = found if found else (None, None)
+    dimension, index, migrated = found if found else (None, None, False)
     # the search's own filter, with the model taken from the version (every chunk has its
     # version's model): then the count reads only the chunks' (version_id, ord) index
     where = _where(view).replace("c.model_id", "v.model_id")
@@ -116,13 +120,13 @@ def plan_vector(
         {**_filter_params(groups, model_id, view), "limit": limit + 1},
         prepare=True,  # planned for these groups every time (see _sql.rows)
     ).fetchone()[0]
-    return _plan(estimate, dimension, index, limit)
+    return _plan(estimate, dimension, index, limit, migrated=migrated)
 
 
-def _plan(estimate: int, dimension: int | None, index: str | None, limit: int) -> VectorPlan:
+def _plan(estimate: int, dimension: int | None, index: str | None, limit: int, *, migrated: bool = False) -> VectorPlan:
     if index is None or estimate <= limit:
         return VectorPlan("exact", estimate, dimension, limit)
-    return VectorPlan("index", estimate, dimension, limit, index, EF_SEARCH, MAX_SCAN_TUPLES)
+    return VectorPlan("index", estimate, dimension, limit, index, EF_SEARCH, MAX_SCAN_TUPLES, migrated=migrated)
 
 
 def _vector_branch(plan: VectorPlan, where: str, view: View) -> str:
@@ -138,20 +142,32 @@ def _vector_branch(plan: VectorPlan, where: str, view: View) -> str:
     (22,000 index tuples and 350 ms at 100,000 chunks, against 60 tuples)."""
     if plan.strategy != "index":
         return f"""
-        SELECT c.id, row_number() OVER (ORDER BY c.embedding <=> %(qvec)s, c.id) AS rnk,
-               1 - (c.embedding <=> %(qvec)s) AS score
-        FROM chunks c JOIN document_versions v ON v.id = c.version_id
-        WHERE {where} AND c.embedding IS NOT NULL
-        ORDER BY c.embedding <=> %(qvec)s, c.id LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments
+        SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk, 1 - dist AS score FROM (
+            SELECT c.id, {VECTOR} <=> %(qvec)s AS dist
+            FROM chunks c JOIN document_versions v ON v.id = c.version_id
+            WHERE {where} AND c.embedding IS NOT NULL) scanned
+        ORDER BY dist, id LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments
     dims = int(plan.dimension)  # type: ignore[arg-type] -- an index strategy always has one
     distance = f"c.embedding::vector({dims}) <=> %(qvec)s::vector({dims})"
-    return f"""
-        SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk, 1 - dist AS score FROM (
+    walk = f"""
             SELECT c.id, {distance} AS dist
             FROM chunks c CROSS JOIN LATERAL (
                 SELECT 1 FROM document_versions v WHERE v.id = c.version_id AND {_version_filter(view)} OFFSET 0) seen
             WHERE c.model_id = %(model_id)s AND vector_dims(c.embedding) = {dims}
-            ORDER BY {distance} LIMIT %(cand)s) walked"""  # noqa: S608 -- fixed fragments and an int
+            ORDER BY {distance} LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments and an int
+    if plan.migrated:  # the model's other vectors: walk their own index too, keep the best of both
+        moved = f"mv.embedding::vector({dims}) <=> %(qvec)s::vector({dims})"
+        walk = f"""
+            SELECT * FROM ({walk}) native UNION ALL SELECT * FROM (
+            SELECT mv.chunk_id AS id, {moved} AS dist
+            FROM model_vectors mv CROSS JOIN LATERAL (
+                SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id
+                WHERE c.id = mv.chunk_id AND c.model_id <> %(model_id)s AND {_version_filter(view)} OFFSET 0) seen
+            WHERE mv.model_id = %(model_id)s AND vector_dims(mv.embedding) = {dims}
+            ORDER BY {moved} LIMIT %(cand)s) moved
+            ORDER BY dist, id LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments and an int
+    return f"""
+        SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk, 1 - dist AS score FROM ({walk}) walked"""  # noqa: S608 -- fixed fragments
 
 
 def _apply_index_settings(conn: psycopg.Connection, plan: VectorPlan) -> None:
@@ -202,7 +218,7 @@ def search_chunks(
     in hybrid mode they add the structural branch (store/search_sections.py).
     """
     found_terms, live = terms if terms is not None else bm25.query_terms(conn, query_text, None, groups,
-                                                                           live=view == View())
+                                                                           live=view.live)
     depth = max(candidates, k)
     sql, params, ranking = _first_statement(query_vector, groups, model_id, k, view, depth, mode, plan,
                                             found_terms, live, sections)
@@ -248,7 +264,7 @@ def explain_search(
     """PostgreSQL's plan (EXPLAIN, not executed) for `search_chunks`' statement with the same
     arguments (its first full-text try inline), under the same index settings: shows whether
     the vector branch walks the HNSW index."""
-    terms, live = bm25.query_terms(conn, query_text, None, groups, live=view == View())
+    terms, live = bm25.query_terms(conn, query_text, None, groups, live=view.live)
     sql, params, _ = _first_statement(query_vector, groups, model_id, k, view, max(candidates, k), mode, plan,
                                       terms, live, sections)
     with conn.transaction():
@@ -268,7 +284,7 @@ def _first_statement(
     if mode not in _FUSED:
         raise ValueError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
     ranking = None if mode == "vector" else bm25.Ranking(
-        terms, depth, budget=bm25.ROW_BUDGET, loose_bound=view != View(), live_chunks=live)
+        terms, depth, budget=bm25.ROW_BUDGET, loose_bound=not view.live, live_chunks=live)
     inline = ranking is not None and ranking.empty is None
     sql, params = _search_sql(query_vector, groups, model_id, k, view, depth, mode, plan, terms,
                               ranking if inline else None, None if inline or ranking is None else ranking.empty,
@@ -326,7 +342,7 @@ def _search_sql(
     SELECT c.id AS chunk_id, d.source, d.uri, v.version_no, v.id AS version_id, v.status,
            v.acl_groups, c.section_path, c.page_start, c.page_end, c.char_start, c.char_end, c.text,
            f.rrf, f.vec_rank AS vector_rank, f.vec_score AS vector_score, f.fts_rank AS fulltext_rank,
-           f.fts_score AS fulltext_score, 1 - (c.embedding <=> %(qvec)s) AS similarity,
+           f.fts_score AS fulltext_score, 1 - ({VECTOR} <=> %(qvec)s) AS similarity,
            c.ts_config::text AS ts_config, {search_sections.MATCH_COLUMN},
            coalesce((SELECT sum(i.idf) FROM unnest(c.tsv) u JOIN fts_idf i ON i.cfg = c.ts_config AND i.lexeme = u.lexeme)
                     / nullif((SELECT dn.v FROM unnest(%(d_cfg)s::regconfig[], %(d_val)s::float8[]) AS dn(cfg, v)

@@ -14,7 +14,6 @@ from rag_pipeline.store import bm25, search
 from rag_pipeline.store._sql import rows
 from rag_pipeline.store.search import (
     VectorPlan,
-    View,
     _filter_params,
     _model_sql,
     _plan,
@@ -41,7 +40,7 @@ class Prepared:
 
 
 def prepare(
-    conn: psycopg.Connection, query_text: str, groups: Sequence[str], view: View = View(), *,
+    conn: psycopg.Connection, query_text: str, groups: Sequence[str], view: search.View = search.View(), *,
     vector: bool = True, calibration_mode: str | None = None, log: bool = False, exact_max_rows: int | None = None,
 ) -> Prepared:
     """One round trip for everything `search_chunks` and the refusal decision need besides the
@@ -52,8 +51,9 @@ def prepare(
     `plan_vector` counts it: 5,001 index probes for a broad caller), the query's terms and
     statistics (store/bm25.py), the calibration, and a search log id (when `log`)."""
     limit = search.EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows  # read now: a setting
-    live = view == View()
-    where = _where(view).replace("c.model_id = %(model_id)s", "v.model_id = (SELECT id FROM search_model)")
+    live = view.live
+    where = (_where(view).replace("c.model_id = %(model_id)s", "v.model_id = (SELECT id FROM search_model)")
+             .replace("%(model_id)s", "(SELECT id FROM search_model)"))
     estimate = (f"(SELECT count(*) FROM (SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id"  # noqa: S608 -- fixed fragments
                 f" WHERE {where} LIMIT %(limit)s) passed)") if vector and not live else "NULL::bigint"
     sql = f"""
@@ -69,6 +69,7 @@ def prepare(
              WHERE r.model_id = (SELECT id FROM search_model) AND r.calibrated_at <= coalesce(%(as_of)s::timestamptz, now())
              ORDER BY r.calibrated_at DESC, r.id DESC LIMIT 1) AS rerank,
            CASE WHEN %(log)s THEN nextval(pg_get_serial_sequence('search_log', 'id')) END AS log_id,
+           coalesce(rag_model_migrated((SELECT id FROM search_model)), false) AS migrated,
            {bm25.TERM_COLUMNS}
     """  # noqa: S608 -- fixed fragments; values are parameters
     params = {**_filter_params(groups, 0, view), **bm25.term_params(query_text, groups, live=live),
@@ -80,6 +81,6 @@ def prepare(
         # the live index: the live chunks of the access sets the groups overlap, kept at publish
         # (fts_acl_corpus; one model per live index), capped as the count would be: no scan
         estimate = min(int(found["fts_live"]), limit + 1) if live else int(found["estimate"])
-        plan = _plan(estimate, model["dimension"], found["index"], limit)
+        plan = _plan(estimate, model["dimension"], found["index"], limit, migrated=found["migrated"])
     return Prepared(found["searched_at"], model, bm25.terms_from(found["fts_terms"], found["fts_live"]), plan,
                     found["calibration"], found["log_id"], found["rerank"])

@@ -17,6 +17,14 @@ class View:
 
     as_of: datetime | None = None
     preview_run: str | None = None
+    # the model whose vectors to search instead of the view's own (the gate of a model migration
+    # judges its shadow model; explain replays a logged search with the model it ran on)
+    model_id: int | None = None
+
+    @property
+    def live(self) -> bool:
+        """The live index (whatever the model): live statistics and plans apply."""
+        return self.as_of is None and self.preview_run is None
 
 
 _VISIBLE_LIVE = "v.status = 'live'"
@@ -42,18 +50,36 @@ def _visibility(view: View) -> str:
 
 
 def _model_sql(view: View) -> str:
-    """The model of the index a view shows: the newest visible content version's (a sync refuses
-    to mix models, so any visible version would do). The live index's is rag_live_model()
-    (migration 015: index metadata any role may read, found without the caller's groups)."""
-    if view == View():
+    """The model of the index a view shows. The live index's is rag_live_model() (migrations 015
+    and 023: index metadata any role may read, found without the caller's groups): the newest
+    model switch, else the newest live content version's. As of a time: the newest switch at or
+    before it, else the newest visible content version's (a sync refuses to mix models, so any
+    visible version would do). A run's preview: the live index's (publish refuses a run whose
+    model is not the index's). A view naming its model searches that one."""
+    if view.model_id is not None:
+        return "SELECT %(view_model)s::integer"
+    if view.live:
         return "SELECT rag_live_model()"
-    return (f"SELECT v.model_id FROM document_versions v WHERE {_visibility(view)} AND v.kind = 'content'"  # noqa: S608 -- fixed fragment
-            " AND v.model_id IS NOT NULL ORDER BY v.id DESC LIMIT 1")
+    newest_visible = (f"SELECT v.model_id FROM document_versions v WHERE {_visibility(view)} AND v.kind = 'content'"  # noqa: S608 -- fixed fragment
+                      " AND v.model_id IS NOT NULL ORDER BY v.id DESC LIMIT 1")
+    if view.preview_run is not None:
+        return f"SELECT coalesce(rag_live_model(), ({newest_visible}))"
+    return f"SELECT coalesce(rag_switched_model(%(as_of)s), ({newest_visible}))"
+
+
+# The vector a chunk has for the searched model (%(model_id)s): its own when it was embedded with
+# that model, else its row in model_vectors (migration 023: a model migration's vectors).
+VECTOR = ("coalesce(CASE WHEN c.model_id = %(model_id)s THEN c.embedding END,"
+          " (SELECT mv.embedding FROM model_vectors mv WHERE mv.chunk_id = c.id AND mv.model_id = %(model_id)s))")
+# The chunks that have one.
+HAS_VECTOR = ("(c.model_id = %(model_id)s OR EXISTS (SELECT 1 FROM model_vectors mv"
+              " WHERE mv.chunk_id = c.id AND mv.model_id = %(model_id)s))")
 
 
 def _where(view: View) -> str:
-    """The filter of every branch: the view's versions, the caller's groups, the model."""
-    return f"{_version_filter(view)} AND c.model_id = %(model_id)s"
+    """The filter of every branch: the view's versions, the caller's groups, the chunks that have
+    a vector of the model."""
+    return f"{_version_filter(view)} AND {HAS_VECTOR}"
 
 
 def _version_filter(view: View) -> str:
@@ -62,4 +88,5 @@ def _version_filter(view: View) -> str:
 
 
 def _filter_params(groups: Sequence[str], model_id: int, view: View) -> dict[str, Any]:
-    return {"groups": list(groups), "model_id": model_id, "as_of": view.as_of, "preview_run": view.preview_run}
+    return {"groups": list(groups), "model_id": model_id, "as_of": view.as_of, "preview_run": view.preview_run,
+            "view_model": view.model_id}

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from rag_pipeline.store import bm25_stats, text_search
+from rag_pipeline.store import bm25_stats, model_switches, text_search
 
 
 @dataclass(frozen=True)
@@ -259,6 +259,7 @@ def publish(conn: psycopg.Connection, run_id: str) -> dict[str, int]:
     """Make all of a run's staged versions live at one instant, closing what they replace.
     One transaction: readers see the index before or after, never half of it. Commits."""
     with conn.transaction():
+        model_switches.check_publish(conn, run_id)  # a model switch since the run started: refused
         now = conn.execute("SELECT now()").fetchone()[0]
         gone = [r[0] for r in conn.execute(
             "UPDATE document_versions SET status = 'superseded', valid_to = %(now)s"

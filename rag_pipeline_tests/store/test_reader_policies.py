@@ -241,7 +241,8 @@ def test_migration_014_marks_the_text_match_leakproof_and_nothing_else(superuser
     policies = {r[0]: r[1] for r in superuser.execute(
         "SELECT tablename, qual FROM pg_policies WHERE policyname = 'reader_groups'")}
     assert set(policies) == {"chunks", "document_versions", "documents", "fts_acl_terms", "fts_acl_corpus",  # 015
-                             "document_live_access"}  # 019
+                             "document_live_access",  # 019
+                             "model_vectors"}  # 023
     assert all("( SELECT rag_session_groups() AS rag_session_groups)" in q for q in policies.values()), policies
 
 

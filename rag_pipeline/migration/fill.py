@@ -1,0 +1,91 @@
+"""Step 1 of a model migration: embed every live chunk with the new model into model_vectors,
+batch by batch.
+
+Resumable by construction: a batch's rows commit together (ON CONFLICT DO NOTHING), and the work
+list is "live chunks without a vector of the model" (store.model_vectors.missing), so a run
+killed at any point continues with the chunks it had not stored, and a chunk a sync published
+meanwhile is simply part of the list. The chunk's stored model input (search prefix and text) is
+embedded: nothing is re-parsed. Identical model input (a copy made by an access change, the same
+paragraph in two documents) is encoded once and its vector reused."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import psycopg
+
+from rag_pipeline import store
+from rag_pipeline.embedding import Embedder
+from rag_pipeline.errors import UsageError
+
+BATCH = 256  # chunks per batch: one transaction, one encode call; memory is bounded by it
+
+
+@dataclass
+class FillProgress:
+    """Where a fill stands: chunks that have a vector of the model, of those that need one,
+    what this run encoded and reused, and an estimate of the time left from this run's rate."""
+
+    done: int
+    total: int
+    embedded: int = 0
+    reused: int = 0
+    seconds: float = 0.0
+
+    @property
+    def eta_seconds(self) -> float | None:
+        made = self.embedded + self.reused
+        if not made or self.done >= self.total:
+            return None if not made else 0.0
+        return (self.total - self.done) * self.seconds / made
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        return {"done": self.done, "total": self.total, "embedded": self.embedded, "reused": self.reused,
+                "seconds": round(self.seconds, 3), "eta_seconds": None if self.eta_seconds is None else round(self.eta_seconds, 1)}
+
+
+FillReport = Callable[[FillProgress], None]
+
+
+def check_token_limit(conn: psycopg.Connection, max_tokens: int) -> None:
+    """Refuse a model that reads fewer tokens than the live chunks hold: their vectors would be of
+    truncated text. (Re-chunking those documents from their stored parse is not built yet.)"""
+    over = conn.execute(
+        "SELECT count(*), max(c.token_count) FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+        " WHERE v.status = 'live' AND v.kind = 'content' AND c.token_count > %s", (max_tokens,),
+    ).fetchone()
+    if over[0]:
+        raise UsageError(
+            f"the new model reads at most {max_tokens} tokens but {over[0]} live chunks hold more (up to {over[1]}); "
+            "migrating would embed truncated text. Re-chunking for a smaller token limit is not supported yet: "
+            "choose a model with a limit of at least the chunker's size"
+        )
+
+
+def fill(conn: psycopg.Connection, model_id: int, embedder: Embedder, *, batch: int = BATCH,
+         report: FillReport = lambda p: None, max_batches: int | None = None) -> FillProgress:
+    """Embed the live chunks lacking a vector of `model_id` with `embedder` until none lacks one
+    (or `max_batches` were done). Each batch commits; `report` is called after each."""
+    total = store.model_vectors.count_live(conn)
+    progress = FillProgress(done=total - store.model_vectors.count_missing(conn, model_id), total=total)
+    report(progress)
+    started, after, batches = time.perf_counter(), 0, 0
+    while max_batches is None or batches < max_batches:
+        pending = store.model_vectors.missing(conn, model_id, batch, after)
+        if not pending:
+            break
+        known = store.model_vectors.known_vectors(conn, [p.content_hash for p in pending], model_id)
+        todo = sorted({p.content_hash: p.model_input for p in pending if p.content_hash not in known}.items())
+        if todo:
+            vectors = embedder.encode([text for _, text in todo])
+            known.update({h: vectors[i] for i, (h, _) in enumerate(todo)})
+        store.model_vectors.insert_vectors(conn, model_id, [(p.chunk_id, known[p.content_hash]) for p in pending])
+        progress.embedded += len(todo)
+        progress.reused += len(pending) - len(todo)
+        progress.done = min(progress.total, progress.done + len(pending))
+        progress.seconds = time.perf_counter() - started
+        after, batches = pending[-1].chunk_id, batches + 1
+        report(progress)
+    return progress
