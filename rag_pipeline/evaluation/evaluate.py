@@ -20,6 +20,7 @@ import psycopg
 
 from rag_pipeline import store
 from rag_pipeline.answers import support
+from rag_pipeline.chunking.chunks import ELEMENT_SEPARATOR
 from rag_pipeline.common.times import parse_time
 from rag_pipeline.common.yaml_io import YAMLError, load_yaml
 from rag_pipeline.embedding import Embedder
@@ -168,10 +169,20 @@ def _uri_matches(hit: Hit, uri: str) -> bool:
     return uri in (hit.uri, f"{hit.source}/{hit.uri}")
 
 
+def holds_section(hit: Hit, heading: str) -> bool:
+    """The hit is (in) the section under `heading`: the heading is on its section path, or it is
+    one of the headings a chunk of merged short sections keeps inside its text (chunking/merge.py:
+    the path is then the sections' common parent, and each merged section starts with its own
+    heading as an element of its own)."""
+    wanted = _norm(heading)
+    return (wanted in {_norm(s) for s in hit.section_path}
+            or wanted in {_norm(part) for part in hit.text.split(ELEMENT_SEPARATOR)})
+
+
 def is_relevant(hit: Hit, case: EvalCase) -> bool:
     if case.expect_source and not _uri_matches(hit, case.expect_source):
         return False
-    if case.expect_section and _norm(case.expect_section) not in {_norm(s) for s in hit.section_path}:
+    if case.expect_section and not holds_section(hit, case.expect_section):
         return False
     # with evidence, only the chunk holding it is relevant (nDCG and MRR rank the answering
     # passage, not any chunk of the right file)

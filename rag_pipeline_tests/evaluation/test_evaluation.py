@@ -151,3 +151,27 @@ def test_the_corpus_eval_set_is_valid_with_both_splits_and_enough_refusals() -> 
         half = [c for c in cases if c.split == split]
         assert sum(c.expect_refused for c in half) >= 10 and sum(not c.expect_refused for c in half) >= 50
     assert sum(c.expect_refused for c in cases) >= 25
+
+
+def test_a_merged_chunk_holds_each_section_whose_heading_it_keeps() -> None:
+    """A chunk of merged short sections carries their common parent as its path and each merged
+    heading as an element of its text: `#Eligibility` in an eval case finds it; a heading's words
+    inside a sentence, or a heading of another document, do not."""
+    from rag_pipeline.chunking.chunks import ELEMENT_SEPARATOR
+    from rag_pipeline.evaluation.evaluate import EvalCase, holds_section, is_relevant
+    from rag_pipeline.retrieval.search import Hit
+
+    def hit(path: list[str], text: str, uri: str = "policies/remote-work.docx") -> Hit:
+        return Hit(chunk_id=1, source="s", uri=uri, version_no=1, version_id=1, section_path=path, page_start=None,
+                   page_end=None, char_start=0, char_end=len(text), score=0.0, similarity=0.0, text=text,
+                   acl_groups=["all-staff"], status="live")
+
+    merged = hit(["Remote Work Policy"], ELEMENT_SEPARATOR.join(
+        ["Eligibility", "Employees may work remotely two days a week.", "Equipment", "A laptop is provided."]))
+    case = EvalCase(id="c", question="q", groups=("all-staff",), expect_source="policies/remote-work.docx",
+                    expect_section="eligibility ")
+    assert holds_section(merged, "Eligibility") and holds_section(merged, "  EQUIPMENT") and is_relevant(merged, case)
+    assert not holds_section(merged, "Remote work") and not holds_section(merged, "Employees may work")
+    assert not is_relevant(hit(["Remote Work Policy"], "Eligibility is decided by the manager."), case)
+    assert not is_relevant(hit(["Eligibility"], "x", uri="policies/other.docx"), case)
+    assert is_relevant(hit(["Remote Work Policy", "Eligibility"], "Two days a week."), case)
