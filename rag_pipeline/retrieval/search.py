@@ -94,8 +94,9 @@ def _checked(indexed: dict[str, Any], embedder: Embedder) -> int:
     """The indexed model's id, when the loaded model is that model; else ModelError."""
     if (indexed.get("weights_sha256"), indexed.get("numerics", "fp32")) != (embedder.identity.weights_sha256, embedder.identity.numerics):
         raise ModelError(
-            f"the index was embedded with {indexed.get('name')} ({indexed.get('revision')}); "
-            f"queries must use that model but {embedder.identity.name} is configured"
+            f"the index was embedded with {indexed.get('name')} ({indexed.get('revision')}, "
+            f"{indexed.get('numerics', 'fp32')}); queries must use that model but {embedder.identity.name} "
+            f"({embedder.identity.numerics}) is configured"
         )
     return int(indexed["id"])
 
