@@ -121,8 +121,7 @@ def test_int8_is_its_own_model_identity_and_auto_never_chooses_it(embedder, db_u
     vectors = int8.encode(TEXTS)
     assert vectors.shape == (len(TEXTS), 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert int8.choice.backend == ONNX_INT8
-    close = agreement(embedder.encode(TEXTS), vectors)
-    assert close.min_cosine > 0.9  # the same model, roughly: but a different one for the index
+    assert not agreement(embedder.encode(TEXTS), vectors).within_tolerance  # why it may not share fp32's identity
     with database.connect(db_url) as conn:
         fp32_id = store.models.register_model(conn, embedder.identity.to_dict())
         int8_id = store.models.register_model(conn, int8.identity.to_dict())
