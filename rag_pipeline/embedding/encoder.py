@@ -198,6 +198,17 @@ class Embedder:
             return self._int8_encoder.encode_ids
         return self._torch_ids(self._bf16_model if backend == BF16 else self.model)
 
+    @property
+    def ready(self) -> bool:
+        """Whether this process holds the encoder of the chosen backend (see `warm`)."""
+        return "_batch_encoder" in self.__dict__
+
+    def warm(self) -> None:
+        """Load what encoding will need and only that: the tokenizer and the chosen backend's
+        encoder. With ONNX Runtime remembered as the choice and its export cached, that is an
+        ONNX session (a fraction of a second), not torch and sentence-transformers (seconds)."""
+        _ = self.token_ids, self._batch_encoder
+
     @cached_property
     def max_tokens(self) -> int:
         """The model's input limit; from its files, without the identity (whose numerics may
