@@ -177,10 +177,10 @@ def _load_model_meanwhile(context: dg.OpExecutionContext) -> Callable[[], None]:
 
     def load() -> None:
         embedder = context.resources.embedding_model.get()
-        if embedder.loaded:
+        if embedder.loaded or embedder.ready:
             return
         try:
-            embedder.model  # noqa: B018 -- a cached property: loading is the point
+            embedder.warm()
         except Exception as exc:  # noqa: BLE001 -- the chunk step loads again and fails with the real error
             context.log.warning(f"could not load the embedding model while parsing ({exc}); the chunk step will try again")
             return

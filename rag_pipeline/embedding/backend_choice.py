@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,17 +55,25 @@ class BackendChoice:
 
 
 def machine_key(weights_sha256: str, setting: str) -> str:
-    """What a cached measurement is valid for: these weights on this CPU with these libraries."""
-    import torch
+    """What a cached measurement is valid for: these weights on this CPU with these libraries.
+    Computed without importing torch, so a process whose choice is cached and whose backend is
+    ONNX Runtime never imports it."""
+    from rag_pipeline.embedding.onnx_backend import cpu_threads, library_version
 
+    return "|".join((weights_sha256, setting, cpu_capability(), str(cpu_threads()),
+                     library_version("torch"), library_version("onnxruntime")))
+
+
+def cpu_capability(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The vector instruction class of the CPU (torch's names: AVX512, AVX2, DEFAULT)."""
     try:
-        import onnxruntime
-
-        ort_version = onnxruntime.__version__
-    except ImportError:
-        ort_version = "none"
-    return "|".join((weights_sha256, setting, torch.backends.cpu.get_cpu_capability(), str(torch.get_num_threads()),
-                     torch.__version__, ort_version))
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "DEFAULT"
+    flags = set(next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), []))
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
+        return "AVX512"
+    return "AVX2" if "avx2" in flags else "DEFAULT"
 
 
 def cached(key: str) -> BackendChoice | None:

@@ -8,6 +8,10 @@ text's TOP_K nearest probe texts the same. A backend that agrees shares the refe
 identity (numerics "fp32"); one that does not gets its own numerics in the model identity, so
 the index treats it as a different model (a sync refuses to mix it with fp32 vectors).
 
+The int8 encoder (ONNX Runtime's dynamic quantisation of the export) is another model file, not
+another way of computing the same one: it is recorded as numerics "int8" whatever its probe
+agreement, so its vectors are never mixed with fp32 ones, and `auto` never chooses it.
+
 bfloat16 is only a candidate where the CPU computes it natively (AVX512-BF16 or AMX): on AVX2
 it is emulated and about six times slower than fp32 (measured, bench/bench_encode.py).
 """
@@ -22,9 +26,11 @@ import numpy as np
 REFERENCE = "torch-fp32"
 ONNX = "onnx-fp32"
 BF16 = "torch-bf16"
-BACKENDS = (REFERENCE, ONNX, BF16)
+ONNX_INT8 = "onnx-int8"  # opt-in only: never chosen by `auto`, always its own model identity
+BACKENDS = (REFERENCE, ONNX, BF16, ONNX_INT8)
 AUTO = "auto"  # the fastest backend that agrees with the reference, measured on this machine
 REFERENCE_NUMERICS = "fp32"
+INT8_NUMERICS = "int8"
 COSINE_TOLERANCE = 0.9999
 TOP_K = 10
 BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
@@ -91,7 +97,9 @@ def _neighbours(unit: np.ndarray, k: int) -> list[frozenset[int]]:
 def numerics_for(backend: str, measured: Agreement | None) -> str:
     """The numerics recorded in the model identity for vectors from `backend`: the reference's
     when the backend is the reference or agrees within tolerance, else the backend's own name
-    (a different model for the index)."""
+    (a different model for the index). int8 is always its own."""
+    if backend == ONNX_INT8:
+        return INT8_NUMERICS
     if backend == REFERENCE or (measured is not None and measured.within_tolerance):
         return REFERENCE_NUMERICS
     return backend

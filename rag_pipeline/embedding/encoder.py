@@ -1,14 +1,17 @@
-"""The pinned embedding model, loaded only when something must be encoded or tokenised.
+"""The pinned embedding model, loaded only when something must be encoded.
 
 An `Embedder` is cheap to create: it resolves the model folder and can give the model's
-identity from its files. The sentence-transformers model (torch, transformers, hundreds of MB)
-is loaded on first `encode` or `count_tokens`, so a sync with nothing to embed never loads it.
+identity from its files. Counting tokens needs only the model's tokenizer.json (`tokens`); the
+sentence-transformers model (torch, transformers, hundreds of MB) is loaded on first `encode`,
+and not even then when ONNX Runtime encodes from a cached export and a remembered choice.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import time
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -16,9 +19,22 @@ import numpy as np
 
 from rag_pipeline.common import heap
 from rag_pipeline.embedding.backend_choice import BackendChoice, Encode, choose
-from rag_pipeline.embedding.backends import AUTO, BACKENDS, BF16, ONNX, REFERENCE, REFERENCE_NUMERICS, native_bf16, numerics_for
+from rag_pipeline.embedding.backends import (
+    AUTO,
+    BACKENDS,
+    BF16,
+    ONNX,
+    ONNX_INT8,
+    REFERENCE,
+    REFERENCE_NUMERICS,
+    native_bf16,
+    numerics_for,
+)
 from rag_pipeline.embedding.digest_cache import weights_digest
 from rag_pipeline.embedding.identity import ModelError, ModelIdentity, output_normalized, resolve_model, shape_from_files
+from rag_pipeline.embedding.tokens import EncodeStats, TokenIds, length_batches, load_fast_tokenizer, padded, truncated
+
+IdsEncode = Callable[[dict[str, np.ndarray]], np.ndarray]  # one padded batch of token ids -> unit vectors
 
 if TYPE_CHECKING:
     from rag_pipeline.embedding.config import EmbeddingConfig
@@ -47,6 +63,7 @@ class Embedder:
         self.device = device
         self.batch_size = batch_size
         self.backend_setting = backend
+        self.stats = EncodeStats()
 
     @property
     def loaded(self) -> bool:
@@ -100,7 +117,9 @@ class Embedder:
 
     def _numerics(self) -> str:
         """fp32 unless a backend was configured whose vectors differ from torch fp32 (`auto`
-        only ever chooses agreeing ones, so it needs no measurement here)."""
+        only ever chooses agreeing ones, so it needs no measurement here); int8 always its own."""
+        if self.backend_setting == ONNX_INT8:
+            return numerics_for(ONNX_INT8, None)
         if self.backend_setting in (AUTO, REFERENCE):
             return REFERENCE_NUMERICS
         return numerics_for(self.choice.backend, self.choice.agreement(self.choice.backend))
@@ -116,26 +135,38 @@ class Embedder:
         return choose(weights_digest(self.path), self.backend_setting, self._candidates)
 
     def _candidates(self) -> dict[str, Encode]:
-        """Batch encoders worth measuring for the setting: the reference always; ONNX Runtime
+        """Text encoders worth measuring for the setting: the reference always; ONNX Runtime
         where the model can be exported (under `auto` a failed export only drops it); bfloat16
-        when configured or, under `auto`, where the CPU has it natively."""
-        candidates: dict[str, Encode] = {REFERENCE: self._torch_batches(self.model)}
+        when configured or, under `auto`, where the CPU has it natively; int8 only when configured."""
+        candidates: dict[str, Encode] = {REFERENCE: self._texts_with(self._torch_ids(self.model))}
         if self.backend_setting in (AUTO, ONNX):
             try:
-                candidates[ONNX] = self._onnx_encoder.encode
+                candidates[ONNX] = self._texts_with(self._onnx_encoder.encode_ids)
             except (ModelError, ImportError):
                 if self.backend_setting == ONNX:
                     raise
+        if self.backend_setting == ONNX_INT8:
+            candidates[ONNX_INT8] = self._texts_with(self._int8_encoder.encode_ids)
         if self.backend_setting == BF16 or (self.backend_setting == AUTO and native_bf16()):
-            candidates[BF16] = self._torch_batches(self._bf16_model)
+            candidates[BF16] = self._texts_with(self._torch_ids(self._bf16_model))
         return candidates
 
     @cached_property
     def _onnx_encoder(self) -> Any:
+        return self._onnx(int8=False)
+
+    @cached_property
+    def _int8_encoder(self) -> Any:
+        return self._onnx(int8=True)
+
+    def _onnx(self, int8: bool) -> Any:
+        """From the cached export without torch when possible, else exported from the model."""
         with heap.loading():
             from rag_pipeline.embedding.onnx_backend import OnnxEncoder
 
-            return OnnxEncoder(self.model, weights_digest(self.path))
+            digest = weights_digest(self.path)
+            found = OnnxEncoder.from_files(self.path, digest, self.max_tokens, int8=int8)
+            return found if found is not None else OnnxEncoder(self.model, digest, int8=int8)
 
     @cached_property
     def _bf16_model(self) -> Any:
@@ -145,45 +176,95 @@ class Embedder:
 
         return copy.deepcopy(self.model).to(torch.bfloat16)
 
-    def _torch_batches(self, model: Any) -> Encode:
-        def encode(texts: list[str]) -> np.ndarray:
-            vectors = model.encode(texts, batch_size=len(texts), normalize_embeddings=True,
-                                   convert_to_tensor=True, show_progress_bar=False)
+    def _torch_ids(self, model: Any) -> IdsEncode:
+        """The sentence-transformers stack on a padded batch of ids: its forward pass and the
+        normalisation `encode(normalize_embeddings=True)` applies."""
+        def encode(batch: dict[str, np.ndarray]) -> np.ndarray:
+            import torch
+
+            features = {name: torch.from_numpy(ids).to(model.device) for name, ids in batch.items()}
+            with torch.inference_mode():
+                vectors = model(features)["sentence_embedding"]
+                vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
             return vectors.float().cpu().numpy()
         return encode
 
     @cached_property
-    def _batch_encoder(self) -> Encode:
+    def _batch_encoder(self) -> IdsEncode:
         backend = self.choice.backend
         if backend == ONNX:
-            return self._onnx_encoder.encode
-        return self._torch_batches(self._bf16_model if backend == BF16 else self.model)
+            return self._onnx_encoder.encode_ids
+        if backend == ONNX_INT8:
+            return self._int8_encoder.encode_ids
+        return self._torch_ids(self._bf16_model if backend == BF16 else self.model)
 
     @property
+    def ready(self) -> bool:
+        """Whether this process holds the encoder of the chosen backend (see `warm`)."""
+        return "_batch_encoder" in self.__dict__
+
+    def warm(self) -> None:
+        """Load what encoding will need and only that: the tokenizer and the chosen backend's
+        encoder. With ONNX Runtime remembered as the choice and its export cached, that is an
+        ONNX session (a fraction of a second), not torch and sentence-transformers (seconds)."""
+        _ = self.token_ids, self._batch_encoder
+
+    @cached_property
     def max_tokens(self) -> int:
-        return self.identity.max_tokens
+        """The model's input limit; from its files, without the identity (whose numerics may
+        need the backend choice, which may need this)."""
+        shape = shape_from_files(self.path)
+        return shape.max_tokens if shape is not None else int(self.model.max_seq_length)
+
+    @cached_property
+    def token_ids(self) -> TokenIds:
+        """The model's tokenizer (tokenizer.json directly when the folder has one, else the
+        loaded model's), remembering the ids of what it counts for the encoder."""
+        fast = load_fast_tokenizer(self.path)
+        if fast is not None:
+            tokenizer, pad_id = fast
+            return TokenIds(lambda texts: [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=True)], pad_id)
+        slow = self.model.tokenizer
+        return TokenIds(lambda texts: slow(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"],
+                        slow.pad_token_id or 0)
 
     def count_tokens(self, texts: list[str]) -> list[int]:
-        """Tokens the model sees for each text, special tokens included (no truncation)."""
+        """Tokens the model sees for each text, special tokens included (no truncation); the
+        ids are kept, so encoding the same text later does not tokenise it again."""
         if not texts:
             return []
-        encoded = self.tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)
-        return [len(ids) for ids in encoded["input_ids"]]
+        return self.token_ids.count(texts)
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit vectors in input order. Texts are batched by token count (longest first), so a
-        batch of short chunks is not padded to the length of a long one; sentence-transformers
-        itself only sorts by characters, which differ from tokens for tables, code and numbers."""
+        """Unit vectors in input order, by the backend chosen for this machine."""
         if not texts:
             return np.zeros((0, self.identity.dimension), dtype=np.float32)
-        order = length_order(self.count_tokens(texts))
-        vectors = np.empty((len(texts), self.identity.dimension), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start:start + self.batch_size]
-            vectors[batch] = self._batch_encoder([texts[i] for i in batch])
-        return vectors
+        return self._texts_with(self._batch_encoder)(texts)
 
-
-def length_order(token_counts: list[int]) -> np.ndarray:
-    """Indices of the texts, longest first (stable: equal lengths keep their input order)."""
-    return np.argsort(-np.asarray(token_counts, dtype=np.int64), kind="stable")
+    def _texts_with(self, encode_ids: IdsEncode) -> Encode:
+        """Texts -> vectors in input order through `encode_ids`: ids reused where the chunker
+        counted the text, truncated at the model's limit, batched by token length
+        (`tokens.length_batches`: a batch is padded to its longest text only)."""
+        def encode(texts: list[str]) -> np.ndarray:
+            stats = self.stats
+            started = time.perf_counter()
+            stats.ids_reused += sum(self.token_ids.held(t) for t in texts)
+            ids = [truncated(i, self.max_tokens) for i in self.token_ids.ids(texts)]
+            stats.tokenize_s += time.perf_counter() - started
+            vectors: np.ndarray | None = None  # its width from the model's output: the identity may need this encoder
+            for batch in length_batches([len(i) for i in ids], self.batch_size):
+                feed = padded([ids[i] for i in batch], self.token_ids.pad_id)
+                started = time.perf_counter()
+                out = encode_ids(feed)
+                if vectors is None:
+                    vectors = np.empty((len(texts), out.shape[1]), dtype=np.float32)
+                vectors[batch] = out
+                stats.encode_s += time.perf_counter() - started
+                real, computed = int(feed["attention_mask"].sum()), int(feed["attention_mask"].size)
+                stats.texts, stats.batches = stats.texts + len(batch), stats.batches + 1
+                stats.tokens, stats.padded_tokens = stats.tokens + real, stats.padded_tokens + computed
+                stats.batch_sizes.append(len(batch))
+                stats.padding_shares.append(1 - real / computed)
+            assert vectors is not None  # texts is never empty here
+            return vectors
+        return encode

@@ -46,19 +46,21 @@ def pooling_mode(model: Any) -> str | None:
 def export_path(weights_sha256: str) -> Path:
     """Where the export of weights with this digest lives; the versions are part of the name
     because another exporter or runtime may produce another graph."""
-    import onnxruntime
-    import torch
-
-    name = f"{weights_sha256[:32]}-opset{OPSET}-torch{torch.__version__}-ort{onnxruntime.__version__}.onnx"
+    name = f"{weights_sha256[:32]}-opset{OPSET}-torch{library_version('torch')}-ort{library_version('onnxruntime')}.onnx"
     return cache_dir() / "onnx" / name.replace("+", "_")
 
 
 def export(model: Any, target: Path) -> Path:
     """Export the transformer of `model` to `target` (atomically: a concurrent process sees no
     half-written file). Raises ModelError naming the model when the exporter fails."""
+    import copy
+
     import torch
 
-    transformer = model[0].auto_model.eval()
+    # a copy: tracing leaves state on the module it traces (measured: the live model's padded
+    # batches then disagreed with its unpadded texts until something else ran), and the live
+    # model keeps encoding in this process
+    transformer = copy.deepcopy(model[0].auto_model).eval()
 
     class _Hidden(torch.nn.Module):
         """The transformer's last hidden state, called with keyword inputs (the exporter passes
@@ -94,24 +96,52 @@ def export(model: Any, target: Path) -> Path:
 
 
 class OnnxEncoder:
-    """Encodes batches of texts with an exported transformer and numpy pooling."""
+    """Encodes batches with an exported transformer (fp32, or its int8 quantisation) and numpy
+    pooling.
 
-    def __init__(self, model: Any, weights_sha256: str, threads: int | None = None) -> None:
-        import onnxruntime
+    Session settings, measured on the 2-core AVX-512 dev VM (note 28): graph optimisation
+    ORT_ENABLE_ALL (ENABLE_EXTENDED ties, BASIC is ~10% slower), intra-op threads = torch's
+    (the cores; one thread is ~1.7x slower), spinning on (off ~4% slower), inputs passed
+    by `run` (I/O binding brings nothing measurable on the CPU provider: the inputs already
+    live in host memory)."""
 
+    def __init__(self, model: Any, weights_sha256: str, threads: int | None = None, int8: bool = False) -> None:
         mode = pooling_mode(model)
         if mode is None:
             raise ModelError("the embedding model is not a plain transformer with mean or CLS pooling; "
                              "ONNX Runtime cannot run it here: set embedding.backend: torch-fp32")
-        self.pooling = mode
         self.tokenizer = model.tokenizer
-        self.max_length = int(model.max_seq_length)
         path = export_path(weights_sha256)
         if not path.is_file():
             export(model, path)
+        self._open(quantized(path) if int8 else path, mode, int(model.max_seq_length), threads)
+
+    @classmethod
+    def from_files(cls, model_dir: Path, weights_sha256: str, max_length: int, int8: bool = False,
+                   threads: int | None = None) -> OnnxEncoder | None:
+        """The encoder without loading the model through torch, when its export (and int8
+        quantisation) is already cached and the folder's files say it is a plain mean/CLS
+        stack; None otherwise (the caller loads the model). Its batches come as token ids
+        (`encode_ids`): it has no tokenizer of its own."""
+        mode = pooling_from_files(model_dir)
+        path = export_path(weights_sha256)
+        if int8:
+            path = int8_path(path)
+        if mode is None or not path.is_file():
+            return None
+        encoder = cls.__new__(cls)
+        encoder.tokenizer = None
+        encoder._open(path, mode, max_length, threads)
+        return encoder
+
+    def _open(self, path: Path, mode: str, max_length: int, threads: int | None) -> None:
+        import onnxruntime
+
+        self.pooling = mode
+        self.max_length = max_length
         options = onnxruntime.SessionOptions()
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads or _torch_threads()
+        options.intra_op_num_threads = threads or cpu_threads()
         options.log_severity_level = 3
         try:
             self.session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
@@ -124,6 +154,10 @@ class OnnxEncoder:
         """Unit vectors of one batch, in input order, truncated to the model's input limit exactly as
         sentence-transformers truncates."""
         batch = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="np")
+        return self.encode_ids({name: np.asarray(batch[name]) for name in batch})
+
+    def encode_ids(self, batch: dict[str, np.ndarray]) -> np.ndarray:
+        """Unit vectors of one padded batch of token ids (`tokens.padded`)."""
         feed = {name: np.asarray(batch[name] if name in batch else np.zeros_like(batch["input_ids"]), dtype=np.int64)
                 for name in self.inputs}
         hidden = self.session.run(None, feed)[0]
@@ -137,7 +171,68 @@ class OnnxEncoder:
         return pooled.astype(np.float32, copy=False)
 
 
-def _torch_threads() -> int:
-    import torch
+def pooling_from_files(model_dir: Path) -> str | None:
+    """`pooling_mode` from the folder's modules.json and pooling config, without loading it."""
+    import json
 
-    return int(torch.get_num_threads())
+    try:
+        modules = json.loads((model_dir / "modules.json").read_text(encoding="utf-8"))
+        names = [str(m["type"]).rsplit(".", 1)[-1] for m in modules]
+        pooling = next(m for m in modules if str(m["type"]).endswith("Pooling"))
+        config = json.loads((model_dir / str(pooling.get("path", "")) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError, TypeError, StopIteration, AttributeError):
+        return None
+    if names not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]) or not isinstance(config, dict):
+        return None
+    mode = config.get("pooling_mode")
+    if not isinstance(mode, str):
+        flags = [name for name in ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens",
+                                   "weightedmean_tokens", "lasttoken") if config.get(f"pooling_mode_{name}")]
+        mode = flags[0] if len(flags) == 1 else None
+    return POOLING.get(mode) if isinstance(mode, str) else None
+
+
+def int8_path(export: Path) -> Path:
+    return export.with_name(export.stem + "-int8-dynamic.onnx")
+
+
+def quantized(export: Path) -> Path:
+    """The dynamically quantised int8 copy of an fp32 export (weights int8, activations
+    quantised per batch at run time), built once beside it (atomically) and reused."""
+    target = int8_path(export)
+    if target.is_file():
+        return target
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".int8-", suffix=".onnx")
+    os.close(fd)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            quantize_dynamic(export, tmp, weight_type=QuantType.QInt8)
+        os.replace(tmp, target)
+    except Exception as exc:
+        raise ModelError(f"cannot quantise the ONNX export {export} to int8: {exc}; "
+                         f"set embedding.backend: onnx-fp32 or torch-fp32") from exc
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return target
+
+
+def cpu_threads() -> int:
+    """The intra-op threads torch uses by default (OMP_NUM_THREADS, else the usable cores),
+    known without importing torch (seconds an edit of one chunk should not pay)."""
+    configured = os.environ.get("OMP_NUM_THREADS", "")
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+def library_version(name: str) -> str:
+    """An installed library's version without importing it ("none" when absent)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "none"

