@@ -160,7 +160,7 @@ BIG = "x" * 10_000_000  # 10 MB
     (BASE + "evaluation: {thresholds: {ndcg: -0.5}}\n", "evaluation.thresholds.ndcg must be at least 0, got -0.5"),
     (BASE + "evaluation: {refusal_score: '0.3'}\n", "evaluation.refusal_score must be a number, got '0.3'"),
     (BASE + "embedding: {model: 7}\n", "embedding.model must be a string, got 7"),
-    (BASE + "embedding: {backend: ONNX}\n", "embedding.backend must be one of 'auto', .*'torch-bf16', got 'ONNX'"),
+    (BASE + "embedding: {backend: ONNX}\n", "embedding.backend must be one of 'auto', .*'torch-bf16'.*, got 'ONNX'"),
     (BASE + "evaluation: {eval_set: [a]}\n", "evaluation.eval_set must be a string, got"),
     ("sources:\n  - {name: d, path: ./docs, deny: ['*.tmp', 3]}\n", r"sources\[0\].deny must be a list of glob patterns, got 3"),
     ("sources:\n  - {name: d, kind: ftp, path: ./docs}\n", r"sources\[0\].kind must be one of 'filesystem' or 's3', got 'ftp'"),

@@ -293,10 +293,13 @@ class ParsePool:
         if len(running) >= self.size or self._start_failed:
             return False  # a worker that could not start says the machine cannot take more now
         first = running[0].worker
-        if not first.ready or first.ready_at is None:
-            return False
+        if not first.ready or first.ready_at is None or first.warming:
+            return False  # no rate yet: a heavy stack's load is not parsing
         elapsed = time.monotonic() - max(first.ready_at, called)
-        startup = first.startup_seconds or STARTUP_GUESS_SECONDS
+        # a process that loads only the Markdown stack is ready in a fraction of a second, but a
+        # new parser also costs its interpreter, memory and, at its first PDF, the heavy stack:
+        # never weighed at less than the guess
+        startup = max(first.startup_seconds or 0.0, STARTUP_GUESS_SECONDS)
         if not worth_another(elapsed=elapsed, completed=completed, remaining=remaining, startup=startup):
             return False
         if not room_for_another(self._idle.cores() if self.auto else None, _available_memory()):

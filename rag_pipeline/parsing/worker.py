@@ -122,6 +122,7 @@ class ParseWorker:
         self.starts = 0  # processes started so far (a timeout or crash starts a new one)
         self.startup_seconds: float | None = None  # launch to ready, of the last process that started
         self.ready_at: float | None = None  # time.monotonic() (system-wide) when it became ready
+        self.warming = False  # loading the heavy parsing stack for its first PDF/DOCX/HTML file
         self._launched = 0.0
 
     def __enter__(self) -> ParseWorker:
@@ -191,7 +192,15 @@ class ParseWorker:
             reply = self._receive(conn)
             if reply[0] != "warming":
                 break
-            self._await_warm_up(conn)  # the file is parsed (and timed) from here
+            self.warming, started = True, time.monotonic()
+            try:
+                self._await_warm_up(conn)  # the file is parsed (and timed) from here
+            finally:
+                self.warming = False
+            # the heavy stack's load is start-up too: the pool weighs a new parser by it and
+            # measures the parsing rate from here, not across the load
+            self.ready_at = time.monotonic()
+            self.startup_seconds = (self.startup_seconds or 0.0) + (self.ready_at - started)
         if reply[0] == "ok":
             return reply[1]
         raise ParseError(reply[1], stage=reply[2])
