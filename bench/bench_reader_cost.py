@@ -23,6 +23,7 @@ whether both returned the same chunks. Figures only, no assertions.
     python bench/bench_reader_cost.py --policies 006 014     # before and after migration 014
     python bench/bench_reader_cost.py --policies 014 018     # before and after migration 018
     python bench/bench_reader_cost.py --policies 018 019     # 018's rule by function, then by table
+    python bench/bench_reader_cost.py --policies 019 028     # the chunk policy by version lookup, then on its own groups
 """
 
 from __future__ import annotations
@@ -159,19 +160,21 @@ def load(conn: psycopg.Connection, chunks: int, groups: int) -> dict[str, float]
 
 
 def one_search(conn: psycopg.Connection, vector: np.ndarray, text: str, groups: list[str], model_id: int,
-               mode: str) -> tuple[float, list[int]]:
+               mode: str, migrated: bool) -> tuple[float, list[int]]:
     """What `retrieval.search` does between embedding and logging: groups on the transaction, the
-    vector plan, the search SQL. Returns seconds and the chunk ids."""
+    vector plan, the search SQL (`migrated`: whether the model has vectors in model_vectors, which
+    retrieval.search reads in its first statement). Returns seconds and the chunk ids."""
     started = time.perf_counter()
     with conn.transaction():
         store.search_log.set_session_groups(conn, groups)
         plan = store.search.plan_vector(conn, groups, model_id) if mode != "fulltext" else store.search.EXACT
-        found = store.search.search_chunks(conn, vector, text, groups, model_id, K, mode=mode, plan=plan)
+        found = store.search.search_chunks(conn, vector, text, groups, model_id, K, mode=mode, plan=plan,
+                                           migrated=migrated)
     return time.perf_counter() - started, [r["chunk_id"] for r in found]
 
 
 POLICY_FILES = {"014": "014_reader_policies.sql", "018": "018_reader_history_and_purge.sql",
-                "019": "019_reader_history_fast.sql"}  # idempotent files
+                "019": "019_reader_history_fast.sql", "028": "028_chunk_acl.sql"}  # idempotent files
 
 
 def use_policies(url: str, which: str) -> None:
@@ -185,6 +188,7 @@ def use_policies(url: str, which: str) -> None:
 def measure(url: str, texts_: list[str], vectors: np.ndarray, modes: list[str], filters: list[str]) -> list[dict]:
     with database.connect(url) as su, database.connect_as(url, roles.READER) as reader:
         model_id = su.execute("SELECT id FROM embedding_models WHERE name = 'synthetic-384'").fetchone()[0]
+        migrated = bool(su.execute("SELECT rag_model_migrated(%s)", (model_id,)).fetchone()[0])
         table = []
         for filter_name in filters:
             groups = FILTERS[filter_name]
@@ -195,7 +199,7 @@ def measure(url: str, texts_: list[str], vectors: np.ndarray, modes: list[str], 
                     order = (("superuser", su), ("reader", reader))
                     found = {}
                     for name, conn in (order if i % 2 == 0 else order[::-1]):
-                        seconds, found[name] = one_search(conn, vector, text, groups, model_id, mode)
+                        seconds, found[name] = one_search(conn, vector, text, groups, model_id, mode, migrated)
                         if i:  # the first query warms caches and plans for both
                             times[name].append(seconds)
                     differ += found["superuser"] != found["reader"]
@@ -217,9 +221,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--modes", nargs="+", default=list(store.search.MODES), choices=store.search.MODES)
     parser.add_argument("--filters", nargs="+", default=list(FILTERS), choices=list(FILTERS))
-    parser.add_argument("--policies", nargs="+", default=["019"], choices=["006", *POLICY_FILES],
+    parser.add_argument("--policies", nargs="+", default=["028"], choices=["006", *POLICY_FILES],
                         help="measure under these reader policies in turn (006: as before migration 014;"
-                             " 014: before 018; 018: the current ones)")
+                             " 014: before 018; 018: the rule for history, by function; 019: by table;"
+                             " 028: the current ones, on the chunk's own groups)")
     parser.add_argument("--pgdata", type=Path, default=Path("/tmp/rag-bench-reader/pgdata"))
     parser.add_argument("--reload", action="store_true", help="rebuild the scratch databases even if they exist")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -245,7 +250,7 @@ def main() -> None:
             use_policies(url, policies)
             summary["sizes"].append({"chunks": chunks, "policies": policies, **{k: round(v, 1) for k, v in timings.items()},
                                      "modes": measure(url, texts_, vectors, args.modes, args.filters)})
-        use_policies(url, "019")
+        use_policies(url, max(POLICY_FILES))  # the current ones, as migrated
     summary["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     print(f"\n{summary['queries']} queries per row, k={K}; times are plan_vector + search_chunks, ms")
     print(f"{'chunks':>8} {'policy':<6} {'filter':<6} {'mode':<9} {'su p50':>8} {'su p95':>8} {'rd p50':>8} {'rd p95':>8}"

@@ -152,7 +152,8 @@ def search(
                                               candidates=max(store.search.CANDIDATES, depth),
                                               mode="hybrid" if reranked else mode,
                                               plan=plan or store.search.EXACT, terms=prepared.terms,
-                                              transaction=False, sections=reference_keys(query))
+                                              transaction=False, sections=reference_keys(query),
+                                              migrated=prepared.migrated)
             ranked = [_hit(r) for r in rows]
             fulltext = rows[0].get("fulltext_plan") if rows else None
             if reranked:

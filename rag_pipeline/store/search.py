@@ -30,6 +30,7 @@ from rag_pipeline.store.search_view import (  # noqa: F401 -- re-exported: store
     _version_filter,
     _visibility,
     _where,
+    vector_sql,
 )
 
 CANDIDATES = 50  # candidates per branch before fusion
@@ -129,7 +130,7 @@ def _plan(estimate: int, dimension: int | None, index: str | None, limit: int, *
     return VectorPlan("index", estimate, dimension, limit, index, EF_SEARCH, MAX_SCAN_TUPLES, migrated=migrated)
 
 
-def _vector_branch(plan: VectorPlan, where: str, view: View) -> str:
+def _vector_branch(plan: VectorPlan, where: str, view: View, migrated: bool = True) -> str:
     """The `vec` CTE: candidate ids ranked by cosine distance, ties by id.
 
     The index strategy repeats the index's expression and predicate with the dimension as a
@@ -143,7 +144,7 @@ def _vector_branch(plan: VectorPlan, where: str, view: View) -> str:
     if plan.strategy != "index":
         return f"""
         SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk, 1 - dist AS score FROM (
-            SELECT c.id, {VECTOR} <=> %(qvec)s AS dist
+            SELECT c.id, {vector_sql(migrated)} <=> %(qvec)s AS dist
             FROM chunks c JOIN document_versions v ON v.id = c.version_id
             WHERE {where} AND c.embedding IS NOT NULL) scanned
         ORDER BY dist, id LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments
@@ -193,6 +194,7 @@ def search_chunks(
     *,
     transaction: bool = True,
     sections: Sequence[str] = (),
+    migrated: bool = True,
 ) -> list[dict[str, Any]]:
     """Vector and/or full-text candidates, fused by reciprocal rank in hybrid mode. Each row
     carries its rank and score in each branch (`vector_*`, `fulltext_*`; None where the branch did
@@ -215,13 +217,15 @@ def search_chunks(
     chunk the caller may not see is never a candidate (no post-filtering). `plan` (from
     `plan_vector` or `prepare`) says how the vector branch runs; by default it is exact.
     `sections`: the keys of the numbered parts the question names (retrieval/section_refs.py);
-    in hybrid mode they add the structural branch (store/search_sections.py).
+    in hybrid mode they add the structural branch (store/search_sections.py). `migrated` False:
+    the model has no vector in model_vectors (search_prepare.Prepared.migrated), so the statement
+    need not look there.
     """
     found_terms, live = terms if terms is not None else bm25.query_terms(conn, query_text, None, groups,
                                                                            live=view.live)
     depth = max(candidates, k)
     sql, params, ranking = _first_statement(query_vector, groups, model_id, k, view, depth, mode, plan,
-                                            found_terms, live, sections)
+                                            found_terms, live, sections, migrated)
     inline = ranking is not None and ranking.empty is None
     with conn.transaction() if transaction else nullcontext():  # the index settings hold for this transaction only
         if plan.strategy == "index":
@@ -234,11 +238,11 @@ def search_chunks(
                 tried = found[0] if found else {"fts_matched": 0, "fts_found": []}
                 ranked = ranking.judge(int(tried["fts_matched"]), [(i, s) for i, s in tried["fts_found"]])
                 if ranked is None:  # the bound failed: more tries, then the fusion with their list
-                    ranked = bm25.rank(conn, found_terms, _where(view), _version_filter(view),
+                    ranked = bm25.rank(conn, found_terms, _where(view, migrated), _version_filter(view),
                                        _filter_params(groups, model_id, view), depth, budget=bm25.ROW_BUDGET,
                                        live_chunks=live, ranking=ranking)
                     sql, params = _search_sql(query_vector, groups, model_id, k, view, depth, mode, plan,
-                                              found_terms, None, ranked, sections)
+                                              found_terms, None, ranked, sections, migrated)
                     found = rows(conn, sql, params, prepare=True)
             record = ranked.record if ranked is not None else None
     for r in found:
@@ -276,7 +280,7 @@ def explain_search(
 
 def _first_statement(
     query_vector: np.ndarray, groups: Sequence[str], model_id: int, k: int, view: View, depth: int, mode: str,
-    plan: VectorPlan, terms: Sequence[bm25.Term], live: int, sections: Sequence[str] = (),
+    plan: VectorPlan, terms: Sequence[bm25.Term], live: int, sections: Sequence[str] = (), migrated: bool = True,
 ) -> tuple[str, dict[str, Any], bm25.Ranking | None]:
     """The search statement as it first runs (search_chunks, and what explain_search shows): the
     full-text branch's first try inline, or its empty list when no term can match; and the
@@ -288,7 +292,7 @@ def _first_statement(
     inline = ranking is not None and ranking.empty is None
     sql, params = _search_sql(query_vector, groups, model_id, k, view, depth, mode, plan, terms,
                               ranking if inline else None, None if inline or ranking is None else ranking.empty,
-                              sections)
+                              sections, migrated)
     return sql, params, ranking
 
 
@@ -305,12 +309,13 @@ def _search_sql(
     ranking: bm25.Ranking | None,
     ranked: bm25.Ranked | None,
     sections: Sequence[str] = (),
+    migrated: bool = True,
 ) -> tuple[str, dict[str, Any]]:
     """The statement of `search_chunks` and its parameters. The full-text branch is either the
     first try of `ranking` inline (its CTEs, with what it found as two more columns) or the
     list `ranked` already proven by bm25.rank; vector mode has neither. Named `sections` add the
     structural branch to a hybrid search."""
-    where = _where(view)
+    where = _where(view, migrated)
     params = {**_filter_params(groups, model_id, view), **search_sections.params(sections)}
     structural = mode == "hybrid" and bool(sections)
     fused = search_sections.fused(_FUSED[mode]) if structural else _FUSED[mode]
@@ -332,7 +337,7 @@ def _search_sql(
     sql = f"""
     WITH {ctes}, fts AS (
         {fts} ORDER BY rnk LIMIT %(cand)s
-    ), vec AS ({_vector_branch(plan, where, view) if mode != "fulltext" else _NO_VECTOR}
+    ), vec AS ({_vector_branch(plan, where, view, migrated) if mode != "fulltext" else _NO_VECTOR}
     ), sec AS ({search_sections.branch(where) if structural else _NO_VECTOR}
     ), fused AS (
         {fused}
@@ -342,7 +347,7 @@ def _search_sql(
     SELECT c.id AS chunk_id, d.source, d.uri, v.version_no, v.id AS version_id, v.status,
            v.acl_groups, c.section_path, c.page_start, c.page_end, c.char_start, c.char_end, c.text,
            f.rrf, f.vec_rank AS vector_rank, f.vec_score AS vector_score, f.fts_rank AS fulltext_rank,
-           f.fts_score AS fulltext_score, 1 - ({VECTOR} <=> %(qvec)s) AS similarity,
+           f.fts_score AS fulltext_score, 1 - ({vector_sql(migrated)} <=> %(qvec)s) AS similarity,
            c.ts_config::text AS ts_config, {search_sections.MATCH_COLUMN},
            coalesce((SELECT sum(i.idf) FROM unnest(c.tsv) u JOIN fts_idf i ON i.cfg = c.ts_config AND i.lexeme = u.lexeme)
                     / nullif((SELECT dn.v FROM unnest(%(d_cfg)s::regconfig[], %(d_val)s::float8[]) AS dn(cfg, v)

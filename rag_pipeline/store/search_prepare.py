@@ -37,6 +37,7 @@ class Prepared:
     calibration: dict[str, Any] | None
     log_id: int | None
     rerank: dict[str, Any] | None = None  # the rerank weights in force: {"calibration_id", "weights"}; None: defaults
+    migrated: bool = True  # some vectors of the model are in model_vectors (False: the search need not look there)
 
 
 def prepare(
@@ -83,4 +84,4 @@ def prepare(
         estimate = min(int(found["fts_live"]), limit + 1) if live else int(found["estimate"])
         plan = _plan(estimate, model["dimension"], found["index"], limit, migrated=found["migrated"])
     return Prepared(found["searched_at"], model, bm25.terms_from(found["fts_terms"], found["fts_live"]), plan,
-                    found["calibration"], found["log_id"], found["rerank"])
+                    found["calibration"], found["log_id"], found["rerank"], bool(found["migrated"]))

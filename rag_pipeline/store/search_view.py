@@ -74,12 +74,24 @@ VECTOR = ("coalesce(CASE WHEN c.model_id = %(model_id)s THEN c.embedding END,"
 # The chunks that have one.
 HAS_VECTOR = ("(c.model_id = %(model_id)s OR EXISTS (SELECT 1 FROM model_vectors mv"
               " WHERE mv.chunk_id = c.id AND mv.model_id = %(model_id)s))")
+# Both for a model none of whose vectors is in model_vectors (rag_model_migrated false: every
+# index that never ran a model migration). Not only shorter to run: each reference to
+# model_vectors brings its row-level security, and a chunk lookup's, into a reader's statement,
+# which is planned at every search (plan_cache_mode = force_custom_plan).
+NATIVE_VECTOR = "CASE WHEN c.model_id = %(model_id)s THEN c.embedding END"
+HAS_NATIVE_VECTOR = "c.model_id = %(model_id)s"
 
 
-def _where(view: View) -> str:
+def vector_sql(migrated: bool = True) -> str:
+    """The chunk's vector for the searched model; `migrated` False: the model has no vector in
+    model_vectors (what search_prepare read in the same transaction), True: it may have."""
+    return VECTOR if migrated else NATIVE_VECTOR
+
+
+def _where(view: View, migrated: bool = True) -> str:
     """The filter of every branch: the view's versions, the caller's groups, the chunks that have
-    a vector of the model."""
-    return f"{_version_filter(view)} AND {HAS_VECTOR}"
+    a vector of the model (`migrated`: as vector_sql's)."""
+    return f"{_version_filter(view)} AND {HAS_VECTOR if migrated else HAS_NATIVE_VECTOR}"
 
 
 def _version_filter(view: View) -> str:
