@@ -129,7 +129,9 @@ def evidence(conn: psycopg.Connection, embedder: Embedder, pairs: Sequence[tuple
     scored = []
     for (claim, cid, chunk), found, cov in zip(pairs, chosen, coverage):
         vector = claim_vector[claim]
-        similarity = _cosine(vector, np.asarray(chunk["embedding"], dtype=np.float32))
+        # the chunk's vector of the search's model; a chunk without one (an old version a model
+        # migration did not re-embed) is compared through its sentences only
+        similarity = -1.0 if chunk["embedding"] is None else _cosine(vector, np.asarray(chunk["embedding"], dtype=np.float32))
         ranked = sorted(found, key=lambda i: -float(sentence_vector[(cid, i)] @ vector))
         if ranked:
             similarity = max(similarity, float(sentence_vector[(cid, ranked[0])] @ vector))

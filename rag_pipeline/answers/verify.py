@@ -39,6 +39,7 @@ from rag_pipeline.answers import fields as exact
 from rag_pipeline.answers import roles, support
 from rag_pipeline.answers.draft import AnswerError, Draft
 from rag_pipeline.embedding import Embedder
+from rag_pipeline.retrieval.model_embedder import embedder_for_model
 
 REFUSAL_MESSAGE = ("No answer can be given: none of the answer's statements is supported by the passages it cites. "
                    "The question may not be answered by the documents you can see.")
@@ -119,14 +120,10 @@ def verify(conn: psycopg.Connection, embedder: Embedder, draft: Draft, *, user: 
         raise AnswerError(f"no logged search with id {draft.log_id} made by "
                           f"{'caller ' + repr(user[:60]) if user else 'a caller without identity'}: an answer is "
                           "verified against the caller's own search (its log_id, printed by search --json)")
-    logged_sha = entry.get("model_weights_sha256")
-    if logged_sha is not None and logged_sha != embedder.identity.weights_sha256:
-        raise AnswerError(f"search {draft.log_id} embedded with {entry['model_name']} ({entry['model_revision']}); "
-                          f"{embedder.identity.name} is configured: configure that model to verify its answers")
     calibration_id = None
     if threshold is None:
         threshold, calibration_id = support.threshold_for(conn, entry["model_id"])
-    result = judge(conn, embedder, draft, entry, threshold)
+    result = judge(conn, embedder, draft, entry, threshold)  # AnswerError when the search's model cannot load
     if record:
         result.answer_id = store.answers.record_answer(conn, {
             "search_id": draft.log_id, "judged_as_of": result.judged_as_of, "caller": user, "draft": draft.to_dict(),
@@ -144,9 +141,13 @@ def judge(conn: psycopg.Connection, embedder: Embedder, draft: Draft, search: di
           threshold: support.Threshold, *, preview: bool = False) -> Verification:
     """The verdict on `draft` against one search (`groups`, `as_of`, `results` as the search log
     keeps them), recording nothing: what `verify` records and the evaluation scores. `preview`:
-    the results are a staged run's (the gate), whose staged chunks count as valid."""
+    the results are a staged run's (the gate), whose staged chunks count as valid. `model_id` in
+    `search`: the model the search embedded its query with, whose vectors (the chunk's own or a
+    model migration's) and encoder the support score uses, whatever model is configured."""
     when = search["as_of"] or store.answers.now(conn)
-    cited = store.answers.cited_chunks(conn, [c.chunk_id for claim in draft.claims for c in claim.citations])
+    model_id = search.get("model_id")
+    embedder = _search_embedder(conn, embedder, model_id, search.get("id", draft.log_id))
+    cited = store.answers.cited_chunks(conn, [c.chunk_id for claim in draft.claims for c in claim.citations], model_id)
     retrieved = {r.get("chunk_id") for r in search["results"]}
     groups = set(search["groups"])
     checks = [[_check(c.chunk_id, c.quote, cited.get(c.chunk_id), retrieved, groups, when, preview)
@@ -196,6 +197,22 @@ def _superseded_reason(chunk: dict[str, Any], when: datetime) -> str:
     if chunk["replaced_by_kind"] == "tombstone":
         return f"{where} is no longer live since {since}: the document was removed (version {chunk['replaced_by_version']})"
     return f"{where} is superseded since {since} by version {chunk['replaced_by_version']}"
+
+
+def _search_embedder(conn: psycopg.Connection, embedder: Embedder, model_id: int | None, log_id: int) -> Embedder:
+    """The encoder of the model a search ran on: `embedder` when it is that model, else the model
+    as a model migration recorded it (the index may have switched models since, either way);
+    AnswerError when neither loads as that identity (nothing is recorded then)."""
+    if model_id is None:
+        return embedder
+    recorded = store.models.model_by_id(conn, model_id)
+    found = None if recorded is None else embedder_for_model(conn, recorded, embedder)
+    if found is None:
+        name = "an unknown model" if recorded is None else f"{recorded['name']} ({recorded['revision']}, {recorded.get('numerics', 'fp32')})"
+        raise AnswerError(f"search {log_id} embedded with {name}; {embedder.identity.name} "
+                          f"({embedder.identity.numerics}) is configured and no model migration recorded how to load "
+                          "that one: configure that model to verify its answers")
+    return found
 
 
 def _judge_support(conn: psycopg.Connection, embedder: Embedder, draft: Draft, checks: list[list[CitationCheck]],

@@ -23,11 +23,23 @@ class MigrationConfig(dg.Config):
     no_worse: bool = False
     rollback: bool = False
     wait_seconds: float = 600.0
+    # lower the run's CPU priority by this much (0 keeps it) before anything is encoded, as the
+    # CLI's --nice: searches served on the same machine keep their latency while it embeds
+    nice: int = 10
 
 
 def _connect(database: IndexDatabase) -> Any:
     """The pipeline's writer role, as the sync's steps use."""
     return pg.connect_as(database.url(), store.roles.WRITER)
+
+
+def _lower_priority(by: int) -> int:
+    """Lower the CPU priority of the run's steps by `by` and return the niceness now. The job runs
+    in one process (in-process executor), so the embed step that follows, and the encoder threads
+    it starts, run at it."""
+    import os
+
+    return os.nice(by) if by else os.nice(0)
 
 
 @dg.op(description="Resolve and record the new model; begin (or continue) the migration to it.")
@@ -36,6 +48,9 @@ def migration_start(context: dg.OpExecutionContext, config: MigrationConfig, set
     from rag_pipeline.errors import UsageError
     from rag_pipeline.migration import steps
 
+    if not 0 <= config.nice <= 19:
+        raise UsageError("migrate_model: nice is a whole number from 0 to 19")
+    niceness = _lower_priority(config.nice)
     with _connect(database) as conn:
         if config.rollback:
             started = steps.start_rollback(conn, settings.load())
@@ -44,7 +59,7 @@ def migration_start(context: dg.OpExecutionContext, config: MigrationConfig, set
         else:
             started = steps.start(conn, settings.load(), config.to, config.backend or None)
     context.add_output_metadata({"migration_id": started.migration_id, "from_model": started.from_model,
-                                 "to_model": started.target.model_id, "kind": started.kind})
+                                 "to_model": started.target.model_id, "kind": started.kind, "nice": niceness})
     return {"migration_id": started.migration_id, "no_worse": config.no_worse, "wait_seconds": config.wait_seconds}
 
 

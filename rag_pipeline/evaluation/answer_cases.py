@@ -162,7 +162,7 @@ def run_answer_cases(conn: psycopg.Connection, embedder: Embedder, cases: list[A
         draft = Draft(log_id=1, claims=tuple(
             Claim(claim.text, tuple(Citation(i, s.quote) for i, s in zip(ids, claim.cites) if i is not None))
             for claim, ids in zip(case.claims, resolved)))
-        found = judge(conn, embedder, draft, {"as_of": when, "groups": sorted(case.groups),
+        found = judge(conn, embedder, draft, {"as_of": when, "groups": sorted(case.groups), "model_id": hits.model_id,
                                                "results": [{"chunk_id": h.chunk_id} for h in hits]},
                       threshold, preview=preview is not None)
         claims = []

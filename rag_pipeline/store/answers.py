@@ -12,18 +12,22 @@ import numpy as np
 import psycopg
 
 from rag_pipeline.store._sql import row, rows
+from rag_pipeline.store.search_view import VECTOR
 
 
-def cited_chunks(conn: psycopg.Connection, chunk_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-    """Each existing chunk of `chunk_ids` with its text, stored embedding, version (number,
-    status, validity, access groups), document, and the version that replaced it (the next
-    published one; a tombstone when the document was removed). Read as the login sees the
-    index: the checks compare access groups themselves."""
+def cited_chunks(conn: psycopg.Connection, chunk_ids: Sequence[int], model_id: int | None = None) -> dict[int, dict[str, Any]]:
+    """Each existing chunk of `chunk_ids` with its text, embedding, version (number, status,
+    validity, access groups), document, and the version that replaced it (the next published
+    one; a tombstone when the document was removed). Read as the login sees the index: the
+    checks compare access groups themselves. The embedding is the chunk's vector of `model_id`
+    (its own, or the one a model migration gave it; None when it has none), so a claim is
+    compared in the space of the model the search ran on; `model_id` None: the chunk's own."""
     if not chunk_ids:
         return {}
+    vector = "c.embedding" if model_id is None else VECTOR
     found = rows(
         conn,
-        "SELECT c.id AS chunk_id, c.text, c.embedding, c.model_id, c.ts_config::text AS ts_config,"
+        f"SELECT c.id AS chunk_id, c.text, {vector} AS embedding, c.model_id, c.ts_config::text AS ts_config,"  # noqa: S608 -- fixed fragments
         " c.section_path, c.page_start, c.page_end, v.id AS version_id, v.version_no, v.status, v.kind,"
         " v.valid_from, v.valid_to, v.acl_groups, d.source, d.uri,"
         " n.version_no AS replaced_by_version, n.kind AS replaced_by_kind, n.valid_from AS replaced_at"
@@ -31,8 +35,8 @@ def cited_chunks(conn: psycopg.Connection, chunk_ids: Sequence[int]) -> dict[int
         " LEFT JOIN LATERAL (SELECT nv.version_no, nv.kind, nv.valid_from FROM document_versions nv"
         "   WHERE nv.document_id = v.document_id AND nv.version_no > v.version_no"
         "   AND nv.status IN ('live', 'superseded', 'tombstoned') ORDER BY nv.version_no LIMIT 1) n ON true"
-        " WHERE c.id = ANY(%s)",
-        (sorted(set(chunk_ids)),),
+        " WHERE c.id = ANY(%(ids)s)",
+        {"ids": sorted(set(chunk_ids)), "model_id": model_id},
     )
     for found_row in found:
         embedding = found_row.pop("embedding")

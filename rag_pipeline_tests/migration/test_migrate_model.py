@@ -5,6 +5,7 @@ index migrates to. One synced demo index is cloned per test (CREATE DATABASE ...
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -154,6 +155,60 @@ def test_migration_switches_searches_and_keeps_history(capsys, index: Index) -> 
     assert code == 0
     assert query(index.url, "SELECT count(*) FROM model_vectors mv JOIN chunks c ON c.id = mv.chunk_id"
                             " WHERE c.purged_at IS NOT NULL")[0][0] == 0
+
+
+def _verify(capsys, config: Path, searched: dict, chunk_id: int, claim: str) -> dict:
+    path = config.parent / f"answer-{searched['log_id']}.json"
+    path.write_text(json.dumps({"log_id": searched["log_id"], "claims": [
+        {"text": claim, "citations": [{"chunk_id": chunk_id}]}]}), encoding="utf-8")
+    code, out = run_cli(capsys, "verify", str(path), "--config", str(config))
+    assert code == 0, out
+    return out
+
+
+def test_verify_judges_an_answer_with_the_model_its_search_ran_on(capsys, index: Index) -> None:
+    """After a switch, an answer to a search of either model is verified in that model's space
+    (its encoder and the chunk's vector of it), whichever model the configuration names; a
+    search whose model no migration recorded how to load is refused, nothing recorded."""
+    claim = "A business trip abroad must be approved in advance by the head of department."
+    approval = query(index.url, "SELECT c.id FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+                                " JOIN documents d ON d.id = v.document_id WHERE d.uri = %s"
+                                " AND c.text LIKE '%%head of department%%' ORDER BY c.id LIMIT 1", POLICY)[0][0]
+    before = _search(capsys, index.old)
+    code, _ = run_cli(capsys, "migrate-model", *NEW, "--config", str(index.old))
+    assert code == 0
+    old_model, new_model = query(index.url, "SELECT min(id), max(id) FROM embedding_models")[0]
+    after = _search(capsys, index.old)
+    assert approval in {r["chunk_id"] for r in before["results"]} & {r["chunk_id"] for r in after["results"]}
+
+    judged = {}
+    for name, searched in (("before", before), ("after", after)):
+        for config in (index.old, index.new):
+            out = _verify(capsys, config, searched, approval, claim)
+            assert out["verdict"] == "verified", out
+            judged[name, config] = out["claims"][0]["citations"][0]["support"]["similarity"]
+    # the same score whatever is configured, and the two models' scores differ (another space)
+    assert judged["before", index.old] == judged["before", index.new]
+    assert judged["after", index.old] == judged["after", index.new]
+    assert judged["before", index.old] != judged["after", index.old]
+    with database.connect(index.url) as conn:
+        for model, table in ((old_model, "chunks WHERE id"), (new_model, "model_vectors WHERE model_id = %s AND chunk_id")):
+            cited = store.answers.cited_chunks(conn, [approval], model)[approval]["embedding"]
+            params = (approval,) if model == old_model else (new_model, approval)
+            stored = conn.execute(f"SELECT embedding FROM {table} = %s", params).fetchone()[0]
+            assert np.array_equal(cited, np.asarray(stored.to_numpy(), dtype=np.float32))
+
+    # a search of a model that nothing can load: refused, nothing recorded
+    with database.connect(index.url) as conn, conn.transaction():
+        conn.execute("DELETE FROM model_sources WHERE model_id = %s", (new_model,))
+    recorded = query(index.url, "SELECT count(*) FROM answers")[0][0]
+    path = index.root / "answer-unloadable.json"
+    path.write_text(json.dumps({"log_id": after["log_id"], "claims": [
+        {"text": claim, "citations": [{"chunk_id": approval}]}]}), encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(["verify", str(path), "--config", str(index.old), "--json"]) == 2
+    assert "configure that model" in capsys.readouterr().err
+    assert query(index.url, "SELECT count(*) FROM answers")[0][0] == recorded
 
 
 def test_mixing_refused_without_a_migration(capsys, index: Index) -> None:
@@ -326,11 +381,24 @@ def test_dagster_job_runs_the_same_steps(index: Index) -> None:
     from rag_pipeline.defs.model_migration import migrate_model
     from rag_pipeline.defs.resources import build_resources
 
-    result = migrate_model.execute_in_process(
-        run_config={"ops": {"migration_start": {"config": {"to": "all-MiniLM-L6-v2", "backend": "torch-bf16"}}}},
-        resources={k: v for k, v in build_resources(str(index.old)).items() if k in ("settings", "database")},
-    )
+    resources = {k: v for k, v in build_resources(str(index.old)).items() if k in ("settings", "database")}
+    refused = migrate_model.execute_in_process(
+        run_config={"ops": {"migration_start": {"config": {"to": "all-MiniLM-L6-v2", "backend": "torch-bf16", "nice": 20}}}},
+        resources=resources, raise_on_error=False)
+    assert not refused.success and index.model_ids()[1] is None
+    before = os.nice(0)
+    try:
+        result = migrate_model.execute_in_process(
+            run_config={"ops": {"migration_start": {"config": {"to": "all-MiniLM-L6-v2", "backend": "torch-bf16", "nice": 2}}}},
+            resources=resources)
+    finally:  # the job lowered this thread's priority (in-process): restore it for the other tests (root may)
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, before)
+        except PermissionError:
+            pass
     assert result.success
+    started = [e for e in result.all_events if e.step_key == "migration_start" and e.event_type_value == "STEP_OUTPUT"]
+    assert started[0].event_specific_data.metadata["nice"].value == min(19, before + 2)
     live, new_model = index.model_ids()
     assert live == new_model and _missing(index.url, new_model) == 0
     embedded = result.output_for_node("migration_embed")
