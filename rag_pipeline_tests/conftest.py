@@ -85,6 +85,36 @@ def fresh_database(server_url: str) -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}{database.DAGSTER_DB_SUFFIX}" WITH (FORCE)')  # CLI runs' history
 
 
+@contextmanager
+def cli_database(server_url: str) -> Iterator[str]:
+    """A fresh database for tests that run the CLI or Dagster jobs in-process, with DAGSTER_HOME
+    unset while it lasts: the runs go into the database's own Dagster storage (dropped with it),
+    never into an instance the developer's shell names."""
+    saved = os.environ.pop("DAGSTER_HOME", None)
+    try:
+        with fresh_database(server_url) as url:
+            yield url
+    finally:
+        if saved is not None:
+            os.environ["DAGSTER_HOME"] = saved
+
+
+@contextmanager
+def synced_demo(server_url: str, root: Path, *, eval_set: bool = True) -> Iterator[tuple[Path, Path, str]]:
+    """The demo documents copied to `root`/docs and synced once through the CLI into a
+    cli_database (the travel policy's first edition): (config, docs, url)."""
+    import shutil
+
+    from rag_pipeline import cli
+
+    docs = root / "docs"
+    shutil.copytree(DEMO_DIR / "docs", docs)
+    with cli_database(server_url) as url:
+        config = write_config(root, url, docs=docs, eval_set=DEMO_DIR / "eval.yaml" if eval_set else None)
+        assert cli.main(["sync", "--config", str(config), "--json"]) == 0
+        yield config, docs, url
+
+
 @pytest.fixture
 def db_url(pg_server_url: str) -> Iterator[str]:
     """A fresh, migrated database per test."""

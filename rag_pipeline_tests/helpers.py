@@ -14,7 +14,9 @@ import psycopg
 import pytest
 
 from rag_pipeline import cli
+from rag_pipeline import store as _store
 from rag_pipeline.store import database
+from rag_pipeline.store import roles as _roles
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
@@ -159,3 +161,41 @@ def wait_until(predicate: Callable[[], T], *, timeout: float, interval: float = 
             details = f"\n{explain()}" if explain is not None else ""
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}; last value: {value!r}{details}")
         time.sleep(interval)
+
+
+# The access-history index of test_reader_history and test_chunk_acl: five documents, then a run
+# that edits, revokes, deletes, narrows and widens one each.
+ACL_TEXTS = {
+    "keep/1": "Keep: the quarterly zephyrine budget review happens every March.",
+    "revoke/1": "Revoked: the zephyrine acquisition of Northwind closes in May.",
+    "delete/1": "Deleted: zephyrine layoffs are planned for the logistics team.",
+    "narrow/1": "Narrowed: zephyrine salary bands for the board only.",
+    "widen/1": "Widened: the zephyrine canteen menu changes weekly.",
+}
+ACL_FIRST_GROUPS = {"keep/1": ["a"], "revoke/1": ["a"], "delete/1": ["a"], "narrow/1": ["a", "b"], "widen/1": ["a"]}
+
+
+def acl_first_run(url: str, embedder: Any) -> int:
+    """The first run of the access-history index (test_reader_history's docstring): five documents
+    published in r1 (r2 created, empty). Returns the model id."""
+    with database.connect(url) as admin:
+        model_id = _store.models.register_model(admin, embedder.identity.to_dict())
+    with database.connect_as(url, _roles.WRITER) as writer:
+        for run_id in ("r1", "r2"):
+            _store.runs.create_run(writer, run_id, ["docs"], model_id)
+        for uri, text in ACL_TEXTS.items():
+            stage_text(writer, embedder, model_id, "r1", uri, text, ACL_FIRST_GROUPS[uri])
+        _store.versions.publish(writer, "r1")
+        _store.runs.update_run(writer, "r1", status="published", finished=True)
+    return model_id
+
+
+def acl_second_run(url: str, embedder: Any, model_id: int) -> None:
+    """r2: keep/1 edited (same groups), revoke/1 moved to {c}, delete/1 deleted, narrow/1 to {b},
+    widen/1 to {a, b}; staged, not published."""
+    with database.connect_as(url, _roles.WRITER) as writer:
+        stage_text(writer, embedder, model_id, "r2", "keep/1", ACL_TEXTS["keep/1"] + " Also in September.", ["a"])
+        assert _store.versions.stage_acl_version(writer, "r2", "docs", "revoke/1", ["c"])
+        assert _store.versions.stage_tombstone(writer, "r2", "docs", "delete/1")
+        assert _store.versions.stage_acl_version(writer, "r2", "docs", "narrow/1", ["b"])
+        assert _store.versions.stage_acl_version(writer, "r2", "docs", "widen/1", ["a", "b"])

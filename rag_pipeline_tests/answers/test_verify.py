@@ -7,7 +7,6 @@ compliance views and `explain`; hostile answers refused with exit 2 and nothing 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import DEMO_DIR, fresh_database, write_config
+from conftest import DEMO_DIR, synced_demo, write_config
 from helpers import query, run_cli, sync
 from psycopg import errors, sql
 
@@ -33,15 +32,8 @@ USER = "alice@example.com"
 @pytest.fixture(scope="module")
 def demo(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     """The demo corpus synced once (the travel policy's first edition)."""
-    root = tmp_path_factory.mktemp("verify")
-    shutil.copytree(DEMO_DIR / "docs", root / "docs")
-    saved = os.environ.pop("DAGSTER_HOME", None)
-    with fresh_database(pg_server_url) as url:
-        config = write_config(root, url, docs=root / "docs")
-        assert cli.main(["sync", "--config", str(config), "--json"]) == 0
+    with synced_demo(pg_server_url, tmp_path_factory.mktemp("verify"), eval_set=False) as (config, _, url):
         yield config, url
-    if saved is not None:
-        os.environ["DAGSTER_HOME"] = saved
 
 
 def _search(capsys, config: Path, *extra: str, user: str = USER, question: str = QUESTION) -> dict:

@@ -4,13 +4,12 @@ exit codes, and clear errors for bad arguments and bad input files."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from datetime import UTC
 from pathlib import Path
 
 import pytest
-from conftest import DEMO_DIR, LATEST_MIGRATION, fresh_database, write_config
+from conftest import DEMO_DIR, LATEST_MIGRATION, synced_demo, write_config
 from helpers import collections_started, run_cli
 
 POLICY = "policies/travel-policy.pdf"
@@ -20,20 +19,13 @@ POLICY = "policies/travel-policy.pdf"
 def index(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """One demo index with two versions of the travel policy, shared by the read-only tests."""
     root = tmp_path_factory.mktemp("cli")
-    docs = root / "docs"
-    shutil.copytree(DEMO_DIR / "docs", docs)
-    saved = os.environ.pop("DAGSTER_HOME", None)
-    with fresh_database(pg_server_url) as url:
-        config = write_config(root, url, docs=docs, eval_set=DEMO_DIR / "eval.yaml")
+    with synced_demo(pg_server_url, root) as (config, docs, _):
         from rag_pipeline import cli
 
-        assert cli.main(["sync", "--config", str(config), "--json"]) == 0
         (root / "between").write_text(_now())
         shutil.copy(DEMO_DIR / "versions" / "travel-policy.v2.pdf", docs / POLICY)
         assert cli.main(["sync", "--config", str(config), "--json"]) == 0
         yield config, root
-    if saved is not None:
-        os.environ["DAGSTER_HOME"] = saved
 
 
 def _now() -> str:

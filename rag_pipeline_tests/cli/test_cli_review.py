@@ -5,23 +5,19 @@ errors: an unknown or unreadable answer id is exit 2, as are bad filters and a m
 from __future__ import annotations
 
 import io
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import fresh_database
+from conftest import cli_database
 from helpers import query, run_cli
 from review_demo import POLICY, ReviewDemo, build
 
 
 @pytest.fixture(scope="module")
 def world(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReviewDemo]:
-    saved = os.environ.pop("DAGSTER_HOME", None)
-    with fresh_database(pg_server_url) as url:
+    with cli_database(pg_server_url) as url:
         yield build(tmp_path_factory.mktemp("review-cli"), url)
-    if saved is not None:
-        os.environ["DAGSTER_HOME"] = saved
 
 
 def test_list_show_and_decide(capsys, world: ReviewDemo, tmp_path: Path) -> None:

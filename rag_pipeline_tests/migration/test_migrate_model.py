@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import psycopg
 import pytest
-from conftest import DEMO_DIR, PROJECT_ROOT, fresh_database, write_config
+from conftest import DEMO_DIR, PROJECT_ROOT, synced_demo, write_config
 from helpers import query, run_cli, stage_without_gate, sync
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
@@ -37,16 +37,8 @@ QUESTION = "Who approves a business trip abroad?"
 @pytest.fixture(scope="module")
 def template(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The demo corpus synced once; the name of its database, cloned by each test."""
-    root = tmp_path_factory.mktemp("migrate-template")
-    docs = root / "docs"
-    shutil.copytree(DEMO_DIR / "docs", docs)
-    saved = os.environ.pop("DAGSTER_HOME", None)
-    with fresh_database(pg_server_url) as url:
-        config = write_config(root, url, docs=docs, eval_set=DEMO_DIR / "eval.yaml")
-        assert cli.main(["sync", "--config", str(config), "--json"]) == 0
+    with synced_demo(pg_server_url, tmp_path_factory.mktemp("migrate-template")) as (_, _, url):
         yield conninfo_to_dict(url)["dbname"]
-    if saved is not None:
-        os.environ["DAGSTER_HOME"] = saved
 
 
 class Index:

@@ -6,13 +6,12 @@ refused or shown as data."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import DEMO_DIR, fresh_database, write_config
+from conftest import DEMO_DIR, synced_demo, write_config
 from helpers import query, rewrite_history, run_cli, stage_without_gate, sync
 
 from rag_pipeline import cli, store
@@ -25,16 +24,8 @@ QUESTION = "Who approves a business trip abroad?"
 @pytest.fixture(scope="module")
 def demo(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, str]]:
     """The demo corpus synced once (the travel policy's first edition)."""
-    root = tmp_path_factory.mktemp("explain")
-    docs = root / "docs"
-    shutil.copytree(DEMO_DIR / "docs", docs)
-    saved = os.environ.pop("DAGSTER_HOME", None)
-    with fresh_database(pg_server_url) as url:
-        config = write_config(root, url, docs=docs, eval_set=DEMO_DIR / "eval.yaml")
-        assert cli.main(["sync", "--config", str(config), "--json"]) == 0
-        yield config, docs, url
-    if saved is not None:
-        os.environ["DAGSTER_HOME"] = saved
+    with synced_demo(pg_server_url, tmp_path_factory.mktemp("explain")) as found:
+        yield found
 
 
 def _search(capsys, config: Path, *extra: str) -> dict:

@@ -8,13 +8,11 @@ calibration still replays identically (it is reordered with the weights in force
 from __future__ import annotations
 
 import math
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import DEMO_DIR, fresh_database, write_config
+from conftest import DEMO_DIR, synced_demo
 from helpers import query, rewrite_history, run_cli
 
 from rag_pipeline import cli
@@ -103,16 +101,8 @@ def test_weights_change_the_order_search_gives() -> None:
 
 @pytest.fixture(scope="module")
 def demo(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
-    root = tmp_path_factory.mktemp("rerank-fit")
-    docs = root / "docs"
-    shutil.copytree(DEMO_DIR / "docs", docs)
-    saved = os.environ.pop("DAGSTER_HOME", None)
-    with fresh_database(pg_server_url) as url:
-        config = write_config(root, url, docs=docs, eval_set=DEMO_DIR / "eval.yaml")
-        assert cli.main(["sync", "--config", str(config), "--json"]) == 0
+    with synced_demo(pg_server_url, tmp_path_factory.mktemp("rerank-fit")) as (config, _, url):
         yield config, url
-    if saved is not None:
-        os.environ["DAGSTER_HOME"] = saved
 
 
 def test_calibrate_rerank_stores_weights_that_later_searches_use_and_log(capsys, demo) -> None:

@@ -4,12 +4,11 @@ reviewers' groups, and the append-only record (triggers, grants) of migration 02
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import psycopg
 import pytest
-from conftest import fresh_database
+from conftest import cli_database
 from helpers import query
 from review_demo import HOSTILE, PASSWORD, POLICY, ReviewDemo, build
 
@@ -22,11 +21,8 @@ from rag_pipeline.store import database
 
 @pytest.fixture(scope="module")
 def world(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReviewDemo]:
-    saved = os.environ.pop("DAGSTER_HOME", None)
-    with fresh_database(pg_server_url) as url:
+    with cli_database(pg_server_url) as url:
         yield build(tmp_path_factory.mktemp("review"), url)
-    if saved is not None:
-        os.environ["DAGSTER_HOME"] = saved
 
 
 def _ids(conn, **filters) -> list[int]:

@@ -18,45 +18,15 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import fresh_database
+from helpers import ACL_TEXTS as TEXTS
+from helpers import acl_first_run as first_run
+from helpers import acl_second_run as stage_second_run
 from helpers import stage_text
 
 from rag_pipeline import store
 from rag_pipeline.retrieval.search import search
 from rag_pipeline.store import database, roles
 from rag_pipeline.store.migrations import sql_dir
-
-TEXTS = {
-    "keep/1": "Keep: the quarterly zephyrine budget review happens every March.",
-    "revoke/1": "Revoked: the zephyrine acquisition of Northwind closes in May.",
-    "delete/1": "Deleted: zephyrine layoffs are planned for the logistics team.",
-    "narrow/1": "Narrowed: zephyrine salary bands for the board only.",
-    "widen/1": "Widened: the zephyrine canteen menu changes weekly.",
-}
-FIRST_GROUPS = {"keep/1": ["a"], "revoke/1": ["a"], "delete/1": ["a"], "narrow/1": ["a", "b"], "widen/1": ["a"]}
-
-
-def first_run(url: str, embedder: Any) -> int:
-    with database.connect(url) as admin:
-        model_id = store.models.register_model(admin, embedder.identity.to_dict())
-    with database.connect_as(url, roles.WRITER) as writer:
-        for run_id in ("r1", "r2"):
-            store.runs.create_run(writer, run_id, ["docs"], model_id)
-        for uri, text in TEXTS.items():
-            stage_text(writer, embedder, model_id, "r1", uri, text, FIRST_GROUPS[uri])
-        store.versions.publish(writer, "r1")
-        store.runs.update_run(writer, "r1", status="published", finished=True)
-    return model_id
-
-
-def stage_second_run(url: str, embedder: Any, model_id: int) -> None:
-    """r2: keep/1 edited (same groups), revoke/1 moved to {c}, delete/1 deleted, narrow/1 to {b},
-    widen/1 to {a, b}; staged, not published."""
-    with database.connect_as(url, roles.WRITER) as writer:
-        stage_text(writer, embedder, model_id, "r2", "keep/1", TEXTS["keep/1"] + " Also in September.", ["a"])
-        assert store.versions.stage_acl_version(writer, "r2", "docs", "revoke/1", ["c"])
-        assert store.versions.stage_tombstone(writer, "r2", "docs", "delete/1")
-        assert store.versions.stage_acl_version(writer, "r2", "docs", "narrow/1", ["b"])
-        assert store.versions.stage_acl_version(writer, "r2", "docs", "widen/1", ["a", "b"])
 
 
 def publish_second_run(url: str) -> None:

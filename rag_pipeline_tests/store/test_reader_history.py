@@ -19,7 +19,8 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import fresh_database
-from helpers import stage_text
+from helpers import ACL_TEXTS as TEXTS
+from helpers import acl_first_run, acl_second_run
 from psycopg import sql
 
 from rag_pipeline import store
@@ -28,14 +29,6 @@ from rag_pipeline.retrieval.search import search
 from rag_pipeline.store import database, roles
 from rag_pipeline.store.search import MODES
 
-TEXTS = {
-    "keep/1": "Keep: the quarterly zephyrine budget review happens every March.",
-    "revoke/1": "Revoked: the zephyrine acquisition of Northwind closes in May.",
-    "delete/1": "Deleted: zephyrine layoffs are planned for the logistics team.",
-    "narrow/1": "Narrowed: zephyrine salary bands for the board only.",
-    "widen/1": "Widened: the zephyrine canteen menu changes weekly.",
-}
-FIRST_GROUPS = {"keep/1": ["a"], "revoke/1": ["a"], "delete/1": ["a"], "narrow/1": ["a", "b"], "widen/1": ["a"]}
 QUESTION = "zephyrine plans"
 
 
@@ -44,25 +37,14 @@ def index(pg_server_url: str, embedder: Any) -> Iterator[dict[str, Any]]:
     """The index of the module docstring, and a search logged as rag_reader in group a between
     the runs (it returned revoke/1, delete/1 and narrow/1 then). Yields url, T1 and the log id."""
     with fresh_database(pg_server_url) as url:
-        with database.connect(url) as admin:
-            model_id = store.models.register_model(admin, embedder.identity.to_dict())
+        model_id = acl_first_run(url, embedder)
         with database.connect_as(url, roles.WRITER) as writer:
-            for run_id in ("r1", "r2"):
-                store.runs.create_run(writer, run_id, ["docs"], model_id)
-            for uri, text in TEXTS.items():
-                stage_text(writer, embedder, model_id, "r1", uri, text, FIRST_GROUPS[uri])
-            store.versions.publish(writer, "r1")
-            store.runs.update_run(writer, "r1", status="published", finished=True)
             t1 = writer.execute("SELECT clock_timestamp()").fetchone()[0]
         with database.connect_as(url, roles.READER) as reader:
             then = search(reader, embedder, QUESTION, ["a"], k=10, user="alice")
             assert {h.uri for h in then} == set(TEXTS)
+        acl_second_run(url, embedder, model_id)
         with database.connect_as(url, roles.WRITER) as writer:
-            stage_text(writer, embedder, model_id, "r2", "keep/1", TEXTS["keep/1"] + " Also in September.", ["a"])
-            assert store.versions.stage_acl_version(writer, "r2", "docs", "revoke/1", ["c"])
-            assert store.versions.stage_tombstone(writer, "r2", "docs", "delete/1")
-            assert store.versions.stage_acl_version(writer, "r2", "docs", "narrow/1", ["b"])
-            assert store.versions.stage_acl_version(writer, "r2", "docs", "widen/1", ["a", "b"])
             store.versions.publish(writer, "r2")
             store.runs.update_run(writer, "r2", status="published", finished=True)
         yield {"url": url, "t1": t1, "log_id": then.log_id, "model_id": model_id}

@@ -11,7 +11,7 @@ import zipfile
 
 import pymupdf
 import pytest
-from conftest import DEMO_DIR, fresh_database, write_config
+from conftest import DEMO_DIR, cli_database, write_config
 from helpers import query, search
 
 LIMITS = "limits: {max_bytes: 4000000, max_pages: 40, max_seconds: 4}\nmax_failed_share: 0.95\n"
@@ -81,18 +81,15 @@ def outcome(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory):
     (docs / "victims" / "_access.yaml").write_text("groups: [all-staff]\n")
     for name, good, *_ in CASES.values():
         (docs / "victims" / name).write_bytes(good)
-    saved = os.environ.pop("DAGSTER_HOME", None)
     from rag_pipeline import cli
 
-    with fresh_database(pg_server_url) as url:
+    with cli_database(pg_server_url) as url:
         config = write_config(root, url, docs=docs, extra=LIMITS)
         first = cli.main(["sync", "--config", str(config), "--json"])
         for name, _, bad, *_ in CASES.values():
             (docs / "victims" / name).write_bytes(bad)
         (docs / "victims" / "fresh.md").write_text("# Jackal\n\nThe fresh document mentions jackal junctions.\n")
         yield {"config": config, "url": url, "first": first}
-    if saved is not None:
-        os.environ["DAGSTER_HOME"] = saved
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,11 @@ screenshots the README shows (docs/screenshots/)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 
 import pytest
-from conftest import PROJECT_ROOT, fresh_database
+from conftest import PROJECT_ROOT, cli_database
 from helpers import query
 from review_demo import PASSWORD, ReviewDemo, build, serving
 from selenium import webdriver
@@ -25,11 +24,8 @@ SCREENSHOTS = PROJECT_ROOT / "docs" / "screenshots"
 
 @pytest.fixture(scope="module")
 def world(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReviewDemo]:
-    saved = os.environ.pop("DAGSTER_HOME", None)
-    with fresh_database(pg_server_url) as url:
+    with cli_database(pg_server_url) as url:
         yield build(tmp_path_factory.mktemp("browser"), url)
-    if saved is not None:
-        os.environ["DAGSTER_HOME"] = saved
 
 
 @pytest.fixture

@@ -7,25 +7,21 @@ reviewer's groups may not read, every answer page view logged, and the proxy-hea
 from __future__ import annotations
 
 import html
-import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import httpx
 import pytest
-from conftest import fresh_database
+from conftest import cli_database
 from helpers import query
 from review_demo import HOSTILE, PASSWORD, POLICY, ReviewDemo, build, serving
 
 
 @pytest.fixture(scope="module")
 def world(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReviewDemo]:
-    saved = os.environ.pop("DAGSTER_HOME", None)
-    with fresh_database(pg_server_url) as url:
+    with cli_database(pg_server_url) as url:
         yield build(tmp_path_factory.mktemp("screen"), url)
-    if saved is not None:
-        os.environ["DAGSTER_HOME"] = saved
 
 
 @pytest.fixture(scope="module")
