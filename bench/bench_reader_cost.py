@@ -1,5 +1,5 @@
-"""What row-level security costs a search: the project's own search SQL (`store.search.plan_vector`
-+ `search_chunks`, as `retrieval.search` runs them) as the reader role (`rag_reader`, what every
+"""What row-level security costs a search: `retrieval.search` itself (its prepare and search
+statements, the rerank of hybrid+rerank; not logged) as the reader role (`rag_reader`, what every
 CLI search acts as) and as the database superuser, for the same groups, in the same run.
 
 Builds a scratch database `bench_reader_cost_<chunks>` per size on an embedded PostgreSQL
@@ -41,9 +41,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 import psycopg
-from bench_search_scale import scratch_url
+from bench_search_scale import FixedEncoder, scratch_url
 
 from rag_pipeline import store
+from rag_pipeline.retrieval import search as retrieval
 from rag_pipeline.store import database, roles
 
 DIMENSION = 384
@@ -159,18 +160,15 @@ def load(conn: psycopg.Connection, chunks: int, groups: int) -> dict[str, float]
     return timings
 
 
-def one_search(conn: psycopg.Connection, vector: np.ndarray, text: str, groups: list[str], model_id: int,
-               mode: str, migrated: bool) -> tuple[float, list[int]]:
-    """What `retrieval.search` does between embedding and logging: groups on the transaction, the
-    vector plan, the search SQL (`migrated`: whether the model has vectors in model_vectors, which
-    retrieval.search reads in its first statement). Returns seconds and the chunk ids."""
+def one_search(conn: psycopg.Connection, encoder: FixedEncoder, vector: np.ndarray, text: str, groups: list[str],
+               mode: str) -> tuple[float, list[int]]:
+    """`retrieval.search` itself, as a service calls it (not logged: the log write is the same
+    insert for both roles), with the query vector handed over by a stand-in encoder. Returns
+    seconds and the chunk ids."""
+    encoder.vector = vector
     started = time.perf_counter()
-    with conn.transaction():
-        store.search_log.set_session_groups(conn, groups)
-        plan = store.search.plan_vector(conn, groups, model_id) if mode != "fulltext" else store.search.EXACT
-        found = store.search.search_chunks(conn, vector, text, groups, model_id, K, mode=mode, plan=plan,
-                                           migrated=migrated)
-    return time.perf_counter() - started, [r["chunk_id"] for r in found]
+    found = retrieval.search(conn, encoder, text, groups, k=K, mode=mode, log=False)
+    return time.perf_counter() - started, [h.chunk_id for h in found]
 
 
 POLICY_FILES = {"014": "014_reader_policies.sql", "018": "018_reader_history_and_purge.sql",
@@ -186,9 +184,8 @@ def use_policies(url: str, which: str) -> None:
 
 
 def measure(url: str, texts_: list[str], vectors: np.ndarray, modes: list[str], filters: list[str]) -> list[dict]:
+    encoder = FixedEncoder()
     with database.connect(url) as su, database.connect_as(url, roles.READER) as reader:
-        model_id = su.execute("SELECT id FROM embedding_models WHERE name = 'synthetic-384'").fetchone()[0]
-        migrated = bool(su.execute("SELECT rag_model_migrated(%s)", (model_id,)).fetchone()[0])
         table = []
         for filter_name in filters:
             groups = FILTERS[filter_name]
@@ -199,7 +196,7 @@ def measure(url: str, texts_: list[str], vectors: np.ndarray, modes: list[str], 
                     order = (("superuser", su), ("reader", reader))
                     found = {}
                     for name, conn in (order if i % 2 == 0 else order[::-1]):
-                        seconds, found[name] = one_search(conn, vector, text, groups, model_id, mode, migrated)
+                        seconds, found[name] = one_search(conn, encoder, vector, text, groups, mode)
                         if i:  # the first query warms caches and plans for both
                             times[name].append(seconds)
                     differ += found["superuser"] != found["reader"]
@@ -219,7 +216,7 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, nargs="+", default=[10_000])
     parser.add_argument("--groups", type=int, default=100, help="a caller in g0 passes 1/GROUPS of the chunks")
     parser.add_argument("--queries", type=int, default=40)
-    parser.add_argument("--modes", nargs="+", default=list(store.search.MODES), choices=store.search.MODES)
+    parser.add_argument("--modes", nargs="+", default=list(retrieval.MODES), choices=retrieval.MODES)
     parser.add_argument("--filters", nargs="+", default=list(FILTERS), choices=list(FILTERS))
     parser.add_argument("--policies", nargs="+", default=["028"], choices=["006", *POLICY_FILES],
                         help="measure under these reader policies in turn (006: as before migration 014;"
@@ -252,7 +249,7 @@ def main() -> None:
                                      "modes": measure(url, texts_, vectors, args.modes, args.filters)})
         use_policies(url, max(POLICY_FILES))  # the current ones, as migrated
     summary["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
-    print(f"\n{summary['queries']} queries per row, k={K}; times are plan_vector + search_chunks, ms")
+    print(f"\n{summary['queries']} queries per row, k={K}; times are retrieval.search beyond the query embedding (not logged), ms")
     print(f"{'chunks':>8} {'policy':<6} {'filter':<6} {'mode':<9} {'su p50':>8} {'su p95':>8} {'rd p50':>8} {'rd p95':>8}"
           f" {'p50 x':>6} {'p95 x':>6} {'differ':>6}")
     for size in summary["sizes"]:

@@ -271,6 +271,20 @@ def run_size(server: str, chunks: int, args: argparse.Namespace) -> dict:
     return figures
 
 
+def report(r: dict, queries: int) -> None:
+    print(f"\n{r['chunks']:,} live chunks, {queries} queries, k={K}, reader role; load {r['load_average']}")
+    print(f"sizes per chunk: {r['sizes']}")
+    if "build_s" in r:
+        print(f"build: {r['build_s']} ({r['build_ms_per_chunk']} ms per chunk)")
+    print("| filter | mode | p50 ms | p95 ms | p99 ms |")
+    print("|---|---|---:|---:|---:|")
+    for label, modes in r["latency_ms"].items():
+        for mode, p in modes.items():
+            print(f"| {label} | {mode} | {p['p50']} | {p['p95']} | {p['p99']} |")
+    if "recall_at_10" in r:
+        print("recall@10 vs exact:", json.dumps(r["recall_at_10"]), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chunks", default="10000,100000", help="comma-separated corpus sizes (live chunks)")
@@ -281,22 +295,13 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     server = database.embedded_url(args.pgdata)
-    results = [run_size(server, int(n), args) for n in args.chunks.split(",")]
-    for r in results:
-        print(f"\n{r['chunks']:,} live chunks, {args.queries} queries, k={K}, reader role; load {r['load_average']}")
-        print(f"sizes per chunk: {r['sizes']}")
-        if "build_s" in r:
-            print(f"build: {r['build_s']} ({r['build_ms_per_chunk']} ms per chunk)")
-        print("| filter | mode | p50 ms | p95 ms | p99 ms |")
-        print("|---|---|---:|---:|---:|")
-        for label, modes in r["latency_ms"].items():
-            for mode, p in modes.items():
-                print(f"| {label} | {mode} | {p['p50']} | {p['p95']} | {p['p99']} |")
-        if "recall_at_10" in r:
-            print("recall@10 vs exact:", json.dumps(r["recall_at_10"]))
+    results = []
+    for n in args.chunks.split(","):  # each size's table as soon as it is measured (a 1M build takes hours)
+        results.append(run_size(server, int(n), args))
+        report(results[-1], args.queries)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(results))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
