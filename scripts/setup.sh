@@ -43,4 +43,18 @@ if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null
     echo "warning: chromium/chromedriver not found (apt-get install chromium chromium-driver); the review screen's browser test needs them" >&2
   fi
 fi
+# Morphological dictionaries for Czech, Slovak, Polish, Croatian and Slovenian full-text search
+# (migration 029): Debian's Hunspell packages, converted into the embedded server's share folder.
+hunspell="hunspell-cs hunspell-sk hunspell-pl hunspell-hr hunspell-sl"
+if ! dpkg -s $hunspell >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing Hunspell dictionaries from Debian's packages (full-text morphology of cs, sk, pl, hr, sl)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $hunspell >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $hunspell >/dev/null; } \
+      || echo "warning: Hunspell dictionaries not installed; Czech, Slovak, ... documents are indexed without morphology" >&2
+  else
+    echo "warning: Hunspell dictionaries not found (apt-get install $hunspell); Czech, Slovak, ... documents are indexed without morphology" >&2
+  fi
+fi
+.venv/bin/python -m rag_pipeline.store.text_dictionaries
 echo "setup done: .venv ready"

@@ -1,5 +1,6 @@
 """`rag-pipeline db start|stop|status|url`: the embedded PostgreSQL server of the state folder;
-`db prune-models [--model ID]`: remove retired embedding models' vectors (issue 26).
+`db prune-models [--model ID]`: remove retired embedding models' vectors (issue 26);
+`db dictionaries --out DIR`: the Hunspell text-search dictionaries (migration 029) for another server.
 
 One server per state folder, shared by the CLI and every Dagster process; it outlives them all
 until `db stop`. With DATABASE_URL (or `database_url`) there is no embedded server: `url`
@@ -13,22 +14,29 @@ from rag_pipeline.cli.common import load_config
 from rag_pipeline.cli.output import console, emit_json, shown
 from rag_pipeline.errors import EXIT_OK, UsageError
 
-ACTIONS = ("start", "stop", "status", "url", "prune-models")
+ACTIONS = ("start", "stop", "status", "url", "prune-models", "dictionaries")
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("db", parents=[common], help="the embedded database server: start, stop, status, url; "
-                                                    "prune-models: remove retired models' vectors")
+                                                    "prune-models: remove retired models' vectors; "
+                                                    "dictionaries: text-search dictionaries for an external server")
     p.add_argument("action", choices=ACTIONS)
     p.add_argument("--dagster", action="store_true",
                    help="with url: the database that holds Dagster's runs and events (created if missing)")
     p.add_argument("--model", type=int, metavar="ID", help="with prune-models: only this model (default: every retired one)")
+    p.add_argument("--out", metavar="DIR", help="with dictionaries: where to write the files (then copy them into the "
+                                                "server's $(pg_config --sharedir)/tsearch_data)")
     p.set_defaults(func=cmd_db)
 
 
 def cmd_db(args: argparse.Namespace) -> int:
     from rag_pipeline.store import database
 
+    if args.action == "dictionaries":
+        return _dictionaries(args)
+    if args.out is not None:
+        raise UsageError("--out goes with `db dictionaries`")
     config = load_config(args)
     if args.action == "prune-models":
         return _prune_models(args, config)
@@ -100,3 +108,33 @@ def _prune_models(args: argparse.Namespace, config: object) -> int:
     text = ("; ".join(f"model {m}: {n} vectors removed" for m, n in pruned.items())
             or "no retired model has vectors beside the chunks: nothing to prune")
     return _report(args, {"pruned": {str(m): n for m, n in pruned.items()}}, text)
+
+
+def _dictionaries(args: argparse.Namespace) -> int:
+    """Write the accent-folded Hunspell dictionaries of the languages found on this machine into
+    --out, for a server the embedded set-up does not manage; unaccent.rules is read from the
+    embedded server's share folder (the same rules the `unaccent` extension ships)."""
+    from pathlib import Path
+
+    from rag_pipeline.store import text_dictionaries
+
+    if not args.out:
+        raise UsageError("`db dictionaries` needs --out DIR (a folder to write rag_<language>.dict/.affix into)")
+    share = text_dictionaries.embedded_tsearch_dir()
+    if share is None or not (share / "unaccent.rules").is_file():
+        raise UsageError("no unaccent.rules to fold with: install the project (scripts/setup.sh) first")
+    if not text_dictionaries.hunspell_sources():
+        raise UsageError("no Hunspell dictionaries on this machine: apt-get install hunspell-cs hunspell-sk "
+                         "hunspell-pl hunspell-hr hunspell-sl")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {args.out}: not a folder")
+    try:
+        written = text_dictionaries.write_files(out, share / "unaccent.rules")
+    except OSError as exc:
+        raise UsageError(f"--out {args.out}: cannot write there ({exc.strerror or exc})") from exc
+    files = sorted(str(p) for p in out.glob(f"{text_dictionaries.FILE_STEM}*") if p.suffix in (".dict", ".affix"))
+    text = (f"wrote {len(files)} files for {', '.join(written)} into {shown(str(out))}: copy them into the server's "
+            "share/tsearch_data ($(pg_config --sharedir)/tsearch_data), then run SELECT rag_install_text_dictionaries(); "
+            "in the index database")
+    return _report(args, {"languages": written, "files": files}, text)

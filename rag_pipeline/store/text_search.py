@@ -2,9 +2,11 @@
 ranked OR query.
 
 A document is indexed with the stemmed configuration of its own language where PostgreSQL has
-one (so "approvals" finds "approval" and the language's stop words are not indexed), and with
-`simple_unaccent` (migration 004: lower-casing plus accent folding, no stemming) where it has
-none, e.g. Czech or Korean. The language is detected once per document, never per chunk: a
+one (so "approvals" finds "approval" and the language's stop words are not indexed), with the
+language's Hunspell dictionary where PostgreSQL has no stemmer but the server has the dictionary
+(migration 029: Czech, Slovak, Polish, Croatian, Slovenian; "smlouvě" finds "smlouva"), and with
+`simple_unaccent` (migration 004: lower-casing plus accent folding, no stemming) otherwise, e.g.
+Korean. The language is detected once per document, never per chunk: a
 chunk that is mostly a table of numbers must not fall into another language's configuration.
 
 A question is matched with OR semantics (any of its terms may match) and ranked by BM25 in SQL
@@ -15,9 +17,12 @@ from __future__ import annotations
 
 import functools
 
+from rag_pipeline.store.text_dictionaries import LANGUAGES as DICTIONARY_LANGUAGES
+
 FALLBACK_CONFIG = "simple_unaccent"
 
-# ISO 639-1 (as langdetect reports it) -> the stemmed configuration PostgreSQL 18 ships.
+# ISO 639-1 (as langdetect reports it) -> the stemmed configuration PostgreSQL 18 ships (or, below,
+# the dictionary configuration of migration 029).
 LANGUAGE_CONFIGS = {
     "ar": "arabic", "hy": "armenian", "eu": "basque", "ca": "catalan", "da": "danish", "nl": "dutch",
     "en": "english", "et": "estonian", "fi": "finnish", "fr": "french", "de": "german", "el": "greek",
@@ -26,6 +31,9 @@ LANGUAGE_CONFIGS = {
     "ru": "russian", "sr": "serbian", "es": "spanish", "sv": "swedish", "ta": "tamil", "tr": "turkish",
     "yi": "yiddish",
 }
+# Languages without a PostgreSQL stemmer whose Hunspell dictionary migration 029 loads where the
+# server has it (store/text_dictionaries.py); staging falls back to FALLBACK_CONFIG where not.
+LANGUAGE_CONFIGS.update({code: cfg for code, (_, cfg) in DICTIONARY_LANGUAGES.items()})
 # Every configuration a chunk may carry: a query is turned into lexemes under each of them.
 CONFIGS = tuple(sorted(set(LANGUAGE_CONFIGS.values()))) + (FALLBACK_CONFIG,)
 SAMPLE_CHARS = 6000  # enough text to tell languages apart; detection cost stays flat on huge files

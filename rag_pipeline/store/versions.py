@@ -27,20 +27,27 @@ class LiveVersion:
     chunker_version: str
     model_id: int
     purged: bool = False  # its text was purged (migration 018): the same bytes never bring it back
+    # indexed with the fallback configuration although the server now has its language's
+    # dictionary (migration 029): the next sync indexes it again, with the dictionary
+    text_config_outdated: bool = False
 
 
 def live_versions(conn: psycopg.Connection, source: str) -> dict[str, LiveVersion]:
     rows = conn.execute(
         "SELECT d.uri, v.id, v.version_no, v.checksum, v.acl_groups, v.parser_version,"
-        " v.cleaner_version, v.chunker_version, v.model_id,"
-        # a version's chunks are purged together: its first one says (one probe of chunks' key)
-        " coalesce((SELECT c.purged_at IS NOT NULL FROM chunks c WHERE c.version_id = v.id ORDER BY c.ord LIMIT 1), false)"
+        " v.cleaner_version, v.chunker_version, v.model_id, coalesce(f.purged, false),"
+        " coalesce(f.cfg = %(fallback)s AND rag_text_config((SELECT m.cfg FROM unnest(%(codes)s::text[], %(cfgs)s::text[])"
+        "   AS m(code, cfg) WHERE m.code = v.language), %(fallback)s)::text <> %(fallback)s, false)"
         " FROM document_versions v JOIN documents d ON d.id = v.document_id"
-        " WHERE d.source = %s AND v.status = 'live' AND v.kind = 'content'",
-        (source,),
+        # a version's chunks are purged together and share one configuration: its first one says
+        " LEFT JOIN LATERAL (SELECT c.purged_at IS NOT NULL AS purged, c.ts_config::text AS cfg FROM chunks c"
+        "   WHERE c.version_id = v.id ORDER BY c.ord LIMIT 1) f ON true"
+        " WHERE d.source = %(source)s AND v.status = 'live' AND v.kind = 'content'",
+        {"source": source, "fallback": text_search.FALLBACK_CONFIG, "codes": list(text_search.DICTIONARY_LANGUAGES),
+         "cfgs": [cfg for _, cfg in text_search.DICTIONARY_LANGUAGES.values()]},
     ).fetchall()
     return {
-        r[0]: LiveVersion(r[1], r[2], r[3], tuple(r[4]), r[5] or "", r[6] or "", r[7] or "", r[8], r[9])
+        r[0]: LiveVersion(r[1], r[2], r[3], tuple(r[4]), r[5] or "", r[6] or "", r[7] or "", r[8], r[9], r[10])
         for r in rows
     }
 
@@ -166,9 +173,10 @@ def _copy_chunks(
             " INSERT INTO chunks (version_id, ord, section_path, page_start, page_end, char_start,"
             " char_end, token_count, content_hash, text, search_prefix, model_id, embedding, ts_config, tsv)"
             " SELECT %(version)s, ord, section_path, page_start, page_end, char_start, char_end, token_count,"
-            " content_hash, text, search_prefix, %(model)s, embedding, %(config)s::regconfig,"
-            " to_tsvector(%(config)s::regconfig, search_text) FROM copied ORDER BY ord",
-            {"version": version_id, "model": model_id, "config": ts_config},
+            " content_hash, text, search_prefix, %(model)s, embedding, cfg.c, to_tsvector(cfg.c, search_text)"
+            # a language's own configuration where this server has it (migration 029), else the fallback
+            " FROM copied, (SELECT rag_text_config(%(config)s, %(fallback)s) AS c) cfg ORDER BY ord",
+            {"version": version_id, "model": model_id, "config": ts_config, "fallback": text_search.FALLBACK_CONFIG},
         )
 
 

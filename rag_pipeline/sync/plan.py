@@ -251,6 +251,7 @@ def _action(obj: SourceObject, live: store.versions.LiveVersion | None, model_id
         or live.cleaner_version != CLEANER_VERSION
         or live.chunker_version != CHUNKER_VERSION
         or live.model_id != model_id
+        or live.text_config_outdated
     ):
         return "reparse"
     if tuple(sorted(live.acl_groups)) != tuple(sorted(obj.acl_groups)):

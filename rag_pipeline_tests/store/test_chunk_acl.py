@@ -124,7 +124,7 @@ def test_an_index_written_before_028_is_backfilled_to_the_same_answers(pg_server
             admin.execute("DROP TRIGGER document_versions_reader_exceptions ON document_versions")
             admin.execute("DROP TABLE reader_exceptions")
             admin.execute("ALTER TABLE chunks DROP COLUMN acl_groups")
-            admin.execute("DELETE FROM schema_migrations WHERE version >= '028'")
+            admin.execute("DELETE FROM schema_migrations WHERE version = '028_chunk_acl'")  # later ones stay applied
             for name in ("019_reader_history_fast.sql", "023_model_migration.sql"):
                 admin.execute((sql_dir() / "migrations" / name).read_text(encoding="utf-8"))
         model_id = first_run(url, embedder)
