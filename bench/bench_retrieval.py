@@ -18,6 +18,11 @@ two sets:
    is calibrated per mode on the set's calibration split only, and beside it the similarity-only
    rule calibrated the same way (the "before"); every figure printed is measured on the report split.
 
+3. Any other set under evalsets/ named in SETS (`--sets generalisation`: evalsets/generalisation,
+   documents the method was never tuned on), synced from its own rag_pipeline.yaml into
+   --corpus-state-<set>, with the same figures. For every set, the figures are also printed per
+   class (the cases' `classes` labels: section, non-english, cross-lingual, paraphrase, refuse).
+
 Prints one table per set and, at the end, all figures as one JSON document (also written to
 --json-out when given).
 
