@@ -18,11 +18,17 @@ two sets:
    is calibrated per mode on the set's calibration split only, and beside it the similarity-only
    rule calibrated the same way (the "before"); every figure printed is measured on the report split.
 
+3. Any other set under evalsets/ named in SETS (`--sets generalisation`: evalsets/generalisation,
+   documents the method was never tuned on), synced from its own rag_pipeline.yaml into
+   --corpus-state-<set>, with the same figures. For every set, the figures are also printed per
+   class (the cases' `classes` labels: section, non-english, cross-lingual, paraphrase, refuse).
+
 Prints one table per set and, at the end, all figures as one JSON document (also written to
 --json-out when given).
 
     python bench/bench_retrieval.py                        # both sets, all modes
     python bench/bench_retrieval.py --sets corpus          # only the evaluation set
+    python bench/bench_retrieval.py --sets corpus,generalisation   # both real-document sets, per class
     python bench/bench_retrieval.py --sets scifact --split train --modes fulltext
 """
 
@@ -190,38 +196,46 @@ def evaluate(url: str, embedder, queries: dict[str, str], qrels: dict[str, dict[
     return {k: v / len(qrels) for k, v in totals.items()}
 
 
-def corpus_config(state: Path) -> Path:
-    """evalsets/corpus/rag_pipeline.yaml as the benchmark syncs it: the same source (groups, deny
-    patterns) over CORPUS/docs, its state under `state`, and no gate evaluation set (the
-    benchmark evaluates every mode itself; the gate would only repeat the default mode)."""
+SETS = {  # evaluation sets over real documents: folder under evalsets/ (rag_pipeline.yaml, eval.yaml)
+    "corpus": EVALSET,
+    "generalisation": ROOT / "evalsets" / "generalisation",
+}
+
+
+def corpus_config(state: Path, folder: Path = EVALSET) -> Path:
+    """A set's rag_pipeline.yaml (evalsets/corpus's by default) as the benchmark syncs it: the
+    same source (groups, deny patterns; evalsets/corpus's over CORPUS/docs, any other set's over
+    its own folder), its state under `state`, and no gate evaluation set (the benchmark evaluates
+    every mode itself; the gate would only repeat the default mode)."""
     import yaml
 
     from rag_pipeline.config import load_config
 
-    (source,) = load_config(EVALSET / "rag_pipeline.yaml").sources
+    (source,) = load_config(folder / "rag_pipeline.yaml").sources
+    docs = CORPUS / "docs" if folder == EVALSET else source.path
     state.mkdir(parents=True, exist_ok=True)
     path = state / "rag_pipeline.yaml"
     path.write_text(yaml.safe_dump({
         "state_dir": str(state / "state"),
-        "sources": [{"name": source.name, "kind": "filesystem", "path": str(CORPUS / "docs"),
+        "sources": [{"name": source.name, "kind": "filesystem", "path": str(docs),
                      "default_groups": list(source.default_groups), "deny": list(source.deny)}],
     }, sort_keys=False), encoding="utf-8")
     return path
 
 
-def sync_corpus(state: Path) -> str:
-    """Sync the corpus with the real job; the database URL of the synced index."""
+def sync_corpus(state: Path, folder: Path = EVALSET) -> str:
+    """Sync a set's documents with the real job; the database URL of the synced index."""
     from rag_pipeline.cli.runner import run_sync
     from rag_pipeline.config import load_config
     from rag_pipeline.sync.context import prepare_database
 
-    config = load_config(corpus_config(state))
+    config = load_config(corpus_config(state, folder))
     started = time.perf_counter()
     outcome = run_sync(config, [], False)
     if outcome.status not in ("published", "nothing_to_do"):
-        raise SystemExit(f"corpus sync ended {outcome.status}: {outcome.error or outcome.gate_reason}")
+        raise SystemExit(f"{folder.name} sync ended {outcome.status}: {outcome.error or outcome.gate_reason}")
     quarantined = ", ".join(sorted(q["uri"] for q in outcome.quarantined)) or "none"
-    print(f"corpus synced in {time.perf_counter() - started:.0f}s ({outcome.status}); quarantined: {quarantined}", flush=True)
+    print(f"{folder.name} synced in {time.perf_counter() - started:.0f}s ({outcome.status}); quarantined: {quarantined}", flush=True)
     return prepare_database(config)
 
 
@@ -264,7 +278,25 @@ def evaluate_corpus(url: str, embedder, cases: list, mode: str, per_case: list |
     with_evidence = [r for r in answerable if r[2].evidence_hit is not None]
     with_source = [r for r in answerable if r[2].source_hit is not None]
     ranks = [r[2].first_relevant_rank for r in answerable]
+    classes: dict[str, dict[str, float]] = {}
+    for name in sorted({k for r in report for k in r[0].classes} | {"all"}):
+        members = [r for r in report if name == "all" or name in r[0].classes]
+        answer = [r for r in members if not r[0].expect_refused]
+        refuse = [r for r in members if r[0].expect_refused]
+        ranked = [r[2].first_relevant_rank for r in answer]
+        figures: dict[str, float] = {"n": len(members)}
+        if answer:
+            figures.update({
+                "evidence@3": share([r[1].evidence_hit for r in answer if r[2].evidence_hit is not None]),
+                "evidence@10": share([r[2].evidence_hit for r in answer if r[2].evidence_hit is not None]),
+                "ndcg@10": sum(1 / math.log2(k + 1) for k in ranked if k) / len(ranked),
+                "answer_acc": refusal.held_out_accuracies([e for *_, e in answer], [], fitted)[0],
+            })
+        if refuse:
+            figures["refuse_acc"] = refusal.held_out_accuracies([], [e for *_, e in refuse], fitted)[1]
+        classes[name] = figures
     return {
+        "classes": classes,
         "evidence@3": share([r[1].evidence_hit for r in with_evidence]),
         "evidence@10": share([r[2].evidence_hit for r in with_evidence]),
         "source@3": share([r[1].source_hit for r in with_source]),
@@ -314,17 +346,21 @@ def run_scifact(args: argparse.Namespace, embedder) -> dict[str, dict[str, float
     return results
 
 
-def run_corpus(args: argparse.Namespace, embedder) -> dict[str, dict[str, float]]:
+def run_corpus(args: argparse.Namespace, embedder, name: str = "corpus") -> dict[str, dict[str, float]]:
     from rag_pipeline.evaluation.evaluate import load_eval_set
 
-    cases = load_eval_set(args.eval_set)
-    url = sync_corpus(args.corpus_state)
+    folder = SETS[name]
+    eval_set = args.eval_set if name == "corpus" else folder / "eval.yaml"
+    state = args.corpus_state if name == "corpus" else args.corpus_state.parent / f"{args.corpus_state.name}-{name}"
+    cases = load_eval_set(eval_set)
+    url = sync_corpus(state, folder)
     per_case: list = []
     results = {mode: evaluate_corpus(url, embedder, cases, mode, per_case) for mode in args.modes.split(",")}
     if args.cases_out:  # every case's hits per mode: per-class figures are computed from these
-        args.cases_out.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in per_case) + "\n", encoding="utf-8")
+        out = args.cases_out if name == "corpus" else args.cases_out.with_name(f"{args.cases_out.stem}-{name}{args.cases_out.suffix}")
+        out.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in per_case) + "\n", encoding="utf-8")
     any_mode = next(iter(results.values()))
-    print(f"\n{args.eval_set.relative_to(ROOT) if args.eval_set.is_relative_to(ROOT) else args.eval_set}: {len(cases)} cases; figures on the report split ({any_mode['report_answer']} must answer, "
+    print(f"\n{eval_set.relative_to(ROOT) if eval_set.is_relative_to(ROOT) else eval_set}: {len(cases)} cases; figures on the report split ({any_mode['report_answer']} must answer, "
           f"{any_mode['report_refuse']} must refuse); refusal threshold calibrated per mode on the calibration split")
     print(f"{'mode':<16}{'ev@3':>7}{'ev@10':>7}{'src@3':>7}{'src@10':>7}{'nDCG@10':>9}{'MRR@10':>8}"
           f"{'refuse':>8}{'answer':>8}{'thresh':>8}{'weight':>7}{'sim-only refuse/answer':>24}{'q/s':>6}")
@@ -334,12 +370,29 @@ def run_corpus(args: argparse.Namespace, embedder) -> dict[str, dict[str, float]
               f"{m['ndcg@10']:>9.3f}{m['mrr@10']:>8.3f}{m['refuse_acc']:>8.3f}{m['answer_acc']:>8.3f}"
               f"{m['threshold']:>8.3f}{m['coverage_weight']:>7.1f}"
               f"{before['refuse_acc']:>15.3f} / {before['answer_acc']:.3f}{m['q/s']:>6.1f}", flush=True)
+    print_classes(results)
     return results
+
+
+def print_classes(results: dict[str, dict]) -> None:
+    """Per class (the cases' `classes` labels; cases without one count only in `all`), report
+    split: evidence@3/@10 and nDCG@10 of the must-answer cases, and refusal accuracy (a class's
+    must-refuse cases refused, its must-answer cases answered) at the mode's calibrated threshold."""
+    def cell(m: dict, key: str) -> str:
+        return f"{m[key]:>7.3f}" if key in m else f"{'-':>7}"
+
+    print(f"\nper class (report split){'':<4}{'n':>4}{'ev@3':>7}{'ev@10':>7}{'nDCG':>7}{'refuse':>7}{'answer':>7}")
+    for mode, m in results.items():
+        for name, c in m["classes"].items():
+            print(f"{mode:<16}{name:<12}{c['n']:>4}{cell(c, 'evidence@3')}{cell(c, 'evidence@10')}{cell(c, 'ndcg@10')}"
+                  f"{cell(c, 'refuse_acc')}{cell(c, 'answer_acc')}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sets", default="scifact,corpus", help="scifact, corpus or both (comma-separated)")
+    parser.add_argument("--sets", default="scifact,corpus",
+                        help="scifact, corpus, generalisation (comma-separated); the last two sync their set's "
+                             "documents into --corpus-state (corpus) and --corpus-state-<set> (others)")
     parser.add_argument("--state", type=Path, default=Path("/tmp/rag-scifact"))
     parser.add_argument("--corpus-state", type=Path, default=Path("/tmp/rag-corpus-eval"))
     parser.add_argument("--database", default="scifact")
@@ -366,6 +419,12 @@ def main() -> None:
     if "corpus" in sets:
         figures["corpus_eval"] = {"eval_set": str(args.eval_set), "figures_on": "report split",
                                   "results": run_corpus(args, embedder)}
+    for name in (s for s in sets if s in SETS and s != "corpus"):
+        figures[f"{name}_eval"] = {"eval_set": str(SETS[name] / "eval.yaml"), "figures_on": "report split",
+                                   "results": run_corpus(args, embedder, name)}
+    unknown = [s for s in sets if s != "scifact" and s not in SETS]
+    if unknown:
+        raise SystemExit(f"unknown sets {unknown}; choose from scifact, {', '.join(SETS)}")
     text = json.dumps(figures, indent=2, sort_keys=True)
     print(text)
     if args.json_out:

@@ -9,6 +9,9 @@ found by any search; this check catches it before a benchmark reports it as a re
 
     python evalsets/corpus/check.py                 # check; exit 1 on any problem
     python evalsets/corpus/check.py --dump /tmp/x   # also write each document's chunks as text
+    python evalsets/corpus/check.py --config evalsets/generalisation/rag_pipeline.yaml
+                                                    # another set: its config's one source, and the
+                                                    # eval set it names (or --eval-set)
 
 Parsed chunks are cached under $RAG_EVAL_CACHE (default /tmp/rag-corpus-eval-cache), keyed by
 the file's SHA-256 and the parser, cleaner and chunker versions, so a rerun costs seconds.
@@ -50,11 +53,12 @@ CACHE = Path(os.environ.get("RAG_EVAL_CACHE", "/tmp/rag-corpus-eval-cache"))
 SPLITS = ("calibration", "report")
 
 
-def eval_config() -> Config:
-    """This folder's config; with RAG_CORPUS_DIR set (as for the tests), its corpus source reads
-    $RAG_CORPUS_DIR/docs instead of ../shared/corpus/docs next to the checkout."""
-    config = load_config(CONFIG)
-    if os.environ.get("RAG_CORPUS_DIR"):
+def eval_config(path: Path = CONFIG) -> Config:
+    """This folder's config (or another set's, `path`); with RAG_CORPUS_DIR set (as for the
+    tests), this folder's corpus source reads $RAG_CORPUS_DIR/docs instead of
+    ../shared/corpus/docs next to the checkout."""
+    config = load_config(path)
+    if os.environ.get("RAG_CORPUS_DIR") and Path(path).resolve() == CONFIG:
         docs = Path(os.environ["RAG_CORPUS_DIR"]) / "docs"
         config = replace(config, sources=tuple(replace(s, path=docs) for s in config.sources))
     return config
@@ -160,10 +164,17 @@ def check(cases: list[EvalCase], chunks: dict[str, list[dict]]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--eval-set", type=Path, default=EVAL_SET)
+    parser.add_argument("--config", type=Path, default=CONFIG,
+                        help="the set's rag_pipeline.yaml (one source); default: evalsets/corpus's")
+    parser.add_argument("--eval-set", type=Path,
+                        help="default: the config's evaluation.eval_set, else eval.yaml next to this file")
     parser.add_argument("--dump", type=Path, help="write each document's chunks to this folder (for writing questions)")
     args = parser.parse_args(argv)
-    chunks = document_chunks(eval_config())
+    config = eval_config(args.config.resolve())
+    if args.eval_set is None:
+        named = config.evaluation.eval_set if config.evaluation else None
+        args.eval_set = Path(named) if named else EVAL_SET
+    chunks = document_chunks(config)
     if args.dump:
         args.dump.mkdir(parents=True, exist_ok=True)
         for uri, items in chunks.items():

@@ -53,6 +53,7 @@ class EvalCase:
     expect_evidence: tuple[str, ...] = ()
     as_of: datetime | None = None
     split: str | None = None  # "calibration" or "report" (SPLITS); None: the case id's hash decides
+    classes: tuple[str, ...] = ()  # labels for per-class reports (e.g. section, non-english); never scored
 
 
 @dataclass
@@ -134,6 +135,11 @@ def _case(item: Any, path: Path, index: int) -> EvalCase:
     split = item.get("split")
     if split is not None and split not in SPLITS:
         raise EvalSetError(f"{where}: 'split' must be one of {', '.join(SPLITS)} (or absent), got {split!r}")
+    classes = item.get("classes") or []
+    if isinstance(classes, str):
+        classes = [classes]
+    if not isinstance(classes, list) or not all(isinstance(c, str) and c.strip() for c in classes):
+        raise EvalSetError(f"{where}: 'classes' must be a list of non-empty strings")
     as_of = item.get("as_of")
     if isinstance(as_of, str):
         try:
@@ -146,6 +152,7 @@ def _case(item: Any, path: Path, index: int) -> EvalCase:
         id=str(item["id"]), question=item["question"], groups=tuple(groups), expect_refused=refused,
         expect_source=uri or None, expect_section=section or None,
         expect_evidence=tuple(str(e) for e in evidence), as_of=as_of, split=split,
+        classes=tuple(classes),
     )
 
 

@@ -3,6 +3,7 @@ guard publishing (ACL leaks, superseded hits, recall, refusals) count what they 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,19 @@ def test_a_merged_chunk_holds_each_section_whose_heading_it_keeps() -> None:
     assert not is_relevant(hit(["Remote Work Policy"], "Eligibility is decided by the manager."), case)
     assert not is_relevant(hit(["Eligibility"], "x", uri="policies/other.docx"), case)
     assert is_relevant(hit(["Remote Work Policy", "Eligibility"], "Two days a week."), case)
+
+
+def test_classes_are_read_as_labels_and_never_change_the_score(tmp_path: Path) -> None:
+    path = tmp_path / "eval.yaml"
+    path.write_text("- {id: a, question: q, as_user: {groups: [g]}, expect_evidence: [head of department],"
+                    " classes: [section, cross-lingual]}\n"
+                    "- {id: b, question: q, as_user: {groups: [g]}, expect: refused, classes: refuse}\n"
+                    "- {id: c, question: q, as_user: {groups: [g]}, expect: refused}\n", encoding="utf-8")
+    a, b, c = load_eval_set(path)
+    assert a.classes == ("section", "cross-lingual") and b.classes == ("refuse",) and c.classes == ()
+    hits = [_hit(text="trips are approved by the head of department", chunk_id=2)]
+    labelled = replace(CASE, classes=("section",))
+    assert score_case(labelled, hits, AT, set()) == score_case(CASE, hits, AT, set())
+    path.write_text("- {id: a, question: q, as_user: {groups: [g]}, expect: refused, classes: [1]}\n", encoding="utf-8")
+    with pytest.raises(EvalSetError, match="classes"):
+        load_eval_set(path)
