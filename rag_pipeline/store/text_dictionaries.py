@@ -5,7 +5,8 @@ Czech, Slovak, Polish, Croatian and Slovenian inflect heavily: "smlouva", "smlou
 dictionaries (`hunspell-cs`, `hunspell-sk`, `hunspell-pl`, `hunspell-hr`, `hunspell-sl`) know
 each language's words and inflection rules; PostgreSQL's `ispell` template loads them and turns
 an inflected form into its lemma. This module converts them into the files that template reads
-(`<stem>.dict` and `<stem>.affix`, UTF-8, in the server's `share/tsearch_data`).
+(`<stem>.dict`, `<stem>.affix` and a stop-word list `<stem>.stop`, UTF-8, in the server's
+`share/tsearch_data`).
 
 The words and affix rules are accent-folded with the server's own `unaccent.rules` on the way
 (flags are left alone: some are accented letters). The configurations run `unaccent` first,
@@ -36,10 +37,26 @@ LANGUAGES = {
     "hr": ("hr_HR", "rag_croatian"),
     "sl": ("sl_SI", "rag_slovenian"),
 }
+# Function words dropped from the index and from questions (accent-folded when written): without
+# them every English "to", "a" or "i" of a question met a Czech lemma ("to" -> "ten", "ta") in
+# every Czech chunk, and a Czech document full of English (an untranslated man page) outranked
+# the English document that answers. Common words of each language, as stemmed configurations
+# drop theirs; the languages without a list here get an empty one.
+STOP_WORDS = {
+    "cs": """a aby aj ale ani az bez bude budem budes budou by byl byla byli bylo byt ci co coz do i jak jake
+        jako je jeho jej jeji jejich jen jeste ji jine jiz jsem jsi jsme jsou jste k kam kde kdo kdyz ke ktera
+        ktere kteri ktery ma mate me mezi mi mit mne mu muze my na nad nam nas ne nebo neni nez nic nich nim o
+        od on ona oni ono pak po pod pokud pouze pro proto protoze pred pri s se si sve svych ta tak take takze
+        tam tato te tech ted tedy ten tento teto tim to tohle toho tom tomto tomu toto tu tuto ty tyto u uz v
+        vam vas ve vsak vse z za ze zda""",
+    "sk": """a aby aj ak ako ale ani az bez bol bola boli bolo bude budu by byt co do i ich ja je jeho jej
+        jej k kde kedy kto ktora ktore ktori ktory ku ma mi na nad nie o od on ona oni ono po pod pre pri s sa
+        si so su ta tak tam to tu ty tym u uz v vo z za ze zo""",
+}
 HUNSPELL_DIRS = (Path("/usr/share/hunspell"), Path("/usr/share/myspell/dicts"), Path("/usr/share/myspell"))
 FILE_STEM = "rag_"  # rag_cs.dict, rag_cs.affix (migration 029 names them so)
 # Bumped when the conversion changes: files written by another version are rewritten.
-CONVERTER_VERSION = "2"
+CONVERTER_VERSION = "3"
 _AFFIX_RULES = ("PFX", "SFX")
 
 
@@ -174,14 +191,15 @@ def write_files(out_dir: Path, rules_path: Path, sources: Iterable[Source] | Non
         stamp_path = stem.with_suffix(".stamp")
         stamp = _stamp(source)
         if (stamp_path.is_file() and stamp_path.read_text(encoding="utf-8") == stamp
-                and stem.with_suffix(".dict").is_file() and stem.with_suffix(".affix").is_file()):
+                and all(stem.with_suffix(x).is_file() for x in (".dict", ".affix", ".stop"))):
             done.append(source.code)
             continue
         aff_bytes = source.aff.read_bytes()
         encoding = _encoding(aff_bytes)
         affix = convert_affix(aff_bytes.decode(encoding, errors="replace"), fold)
         words = convert_dict(source.dic.read_bytes().decode(encoding, errors="replace"), fold)
-        for suffix, content in ((".affix", affix), (".dict", words), (".stamp", stamp)):
+        stop = "".join(f"{w}\n" for w in sorted({fold(w) for w in STOP_WORDS.get(source.code, "").split()}))
+        for suffix, content in ((".affix", affix), (".dict", words), (".stop", stop), (".stamp", stamp)):
             target = stem.with_suffix(suffix)
             partial = target.with_name(target.name + f".{os.getpid()}.part")
             partial.write_text(content, encoding="utf-8")

@@ -77,6 +77,16 @@ def test_a_czech_inflected_form_is_found_through_the_dictionary_and_not_through_
     assert _fulltext(indexed, embedder, "čerpání dovolených")[0] == "dovolena.md"
 
 
+def test_function_words_are_dropped_so_an_english_question_meets_no_czech_lemma(indexed: str) -> None:
+    """"to" is both an English word and a form of the Czech "ten"/"ta": without the stop list an
+    English question matched every Czech chunk through it (an untranslated English man page in
+    Czech outranked the English document that answers)."""
+    assert _lexemes(indexed, "rag_czech", "what is used to do it and a user of it") >= {"used"}
+    assert not {"to", "ten", "ta", "a", "je"} & _lexemes(indexed, "rag_czech", "to ten ta a je To Je")
+    assert not {"to", "ten", "ta"} & _lexemes(indexed, "rag_czech", CZECH["smlouvy.md"][1] + " to je ten")
+    assert {"to", "a"} <= _lexemes(indexed, "simple_unaccent", "to a")  # the fallback keeps them, as before
+
+
 def test_a_slovak_inflected_form_is_found_through_the_dictionary(indexed: str, embedder) -> None:
     assert _fulltext(indexed, embedder, "zmluva so zamestnávateľom")[0] == "zmluva.md"
     assert "zmluva" in _lexemes(indexed, "rag_slovak", "zmluvy zmluve zmluvou")
@@ -172,6 +182,8 @@ def test_files_are_written_once_per_source_and_encoding_is_read_from_the_affix(t
     out = tmp_path / "out"
     assert text_dictionaries.write_files(out, rules, sources) == ["cs"]
     assert (out / "rag_cs.dict").read_text(encoding="utf-8") == "1\nnahrada/A\n"
+    stop = (out / "rag_cs.stop").read_text(encoding="utf-8").split()
+    assert "ten" in stop and "az" in stop and stop == sorted(set(stop))  # folded ("až"), one per line
     assert (out / "rag_cs.affix").read_text(encoding="utf-8").splitlines() == ["SET UTF-8", "SFX A Y 1", "SFX A a y .a"]
     written = (out / "rag_cs.dict").stat().st_mtime_ns
     assert text_dictionaries.write_files(out, rules, sources) == ["cs"]  # same sources: kept

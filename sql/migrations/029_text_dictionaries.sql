@@ -2,7 +2,7 @@
 -- PostgreSQL has no stemmer for them, so their documents were indexed with simple_unaccent (004),
 -- where every inflected form is a word of its own. Where the server has the Hunspell
 -- dictionaries converted by rag_pipeline/store/text_dictionaries.py (`rag_<code>.dict` and
--- `.affix` in share/tsearch_data: the embedded server gets them at start, an external one from
+-- `.affix`, and its function words in `.stop`, in share/tsearch_data: the embedded server gets them at start, an external one from
 -- `rag-pipeline db dictionaries --out DIR`), each language gets an ispell dictionary and a
 -- configuration `rag_<language>`: unaccent, then the dictionary (an inflected form becomes its
 -- lemma, accent-folded like the text), then simple (a word the dictionary does not know is
@@ -34,8 +34,9 @@ BEGIN
             CONTINUE;
         END IF;
         BEGIN
-            EXECUTE format('CREATE TEXT SEARCH DICTIONARY %I (TEMPLATE = ispell, DictFile = %I, AffFile = %I)',
-                           lang.cfg || '_ispell', file_stem || lang.code, file_stem || lang.code);
+            EXECUTE format('CREATE TEXT SEARCH DICTIONARY %I (TEMPLATE = ispell, DictFile = %I, AffFile = %I,'
+                           ' StopWords = %I)', lang.cfg || '_ispell', file_stem || lang.code, file_stem || lang.code,
+                           file_stem || lang.code);
         EXCEPTION WHEN OTHERS THEN
             RAISE NOTICE 'no text-search dictionary for %: % (documents in that language stay on simple_unaccent; '
                 'write the files with `rag-pipeline db dictionaries --out DIR`, copy them into the server''s '
