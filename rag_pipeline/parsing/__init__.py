@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.detect import KIND_BY_SUFFIX, KIND_LABELS, SUPPORTED_SUFFIXES, detect_kind, open_zip
+from rag_pipeline.parsing.headings import tidy_headings
 from rag_pipeline.parsing.types import ParsedDocument, ParseError
 
 __all__ = [
@@ -46,7 +47,7 @@ def parse_document(data: bytes, name: str, limits: ParseLimits = ParseLimits()) 
     kind = detect_kind(data, name)
     if kind in _ZIP_KINDS:
         check_archive(data, kind, limits)
-    document = _dispatch(data, name, kind, limits)
+    document = tidy_headings(_dispatch(data, name, kind, limits))
     _require_text(document, kind)
     return document
 

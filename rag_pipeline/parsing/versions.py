@@ -10,9 +10,9 @@ from __future__ import annotations
 from importlib.metadata import version
 
 # Bump "+layoutN" whenever a rule in parsing/pdf changes what a document parses to.
-PDF_PARSER_VERSION = f"pymupdf-{version('pymupdf')}+layout3"  # layout3: metadata title, bold paragraphs marked; layout2: page_end on tables continued over pages
+PDF_PARSER_VERSION = f"pymupdf-{version('pymupdf')}+layout4"  # layout4: heading text tidied (parsing/headings.py); layout3: metadata title, bold paragraphs marked; layout2: page_end on tables continued over pages
 
 UNSTRUCTURED_VERSION = version("unstructured")
 # Bump "+mapN" whenever the mapping (office/elements.py, slides.py, tables.py, html_*.py, ...)
 # changes what a document parses to.
-OFFICE_PARSER_VERSION = f"unstructured-{UNSTRUCTURED_VERSION}+map2"  # map2: document title, wholly bold paragraphs marked
+OFFICE_PARSER_VERSION = f"unstructured-{UNSTRUCTURED_VERSION}+map3"  # map3: heading permalinks/edit links and attribute lists removed, "C#" kept; map2: document title, wholly bold paragraphs marked

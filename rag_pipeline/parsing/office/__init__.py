@@ -39,7 +39,7 @@ os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
 
 from rag_pipeline.parsing.office.dispatch import parse_with_unstructured, short_reason
 from rag_pipeline.parsing.office.formats import KINDS
-from rag_pipeline.parsing.office.markdown_tables import normalize_md_table_delimiters
+from rag_pipeline.parsing.office.markdown_tables import normalize_markdown, normalize_md_table_delimiters
 from rag_pipeline.parsing.office.tables import html_table_to_markdown
 from rag_pipeline.parsing.office.version import PARSER_VERSION
 
@@ -47,6 +47,7 @@ __all__ = [
     "KINDS",
     "PARSER_VERSION",
     "html_table_to_markdown",
+    "normalize_markdown",
     "normalize_md_table_delimiters",
     "parse_with_unstructured",
     "short_reason",

@@ -14,7 +14,7 @@ from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.office.document_meta import core_title, html_bold_texts, html_title
 from rag_pipeline.parsing.office.elements import map_docx_element, map_markup_elements
 from rag_pipeline.parsing.office.html_content import extract_main_content
-from rag_pipeline.parsing.office.markdown_tables import normalize_md_table_delimiters
+from rag_pipeline.parsing.office.markdown_tables import normalize_markdown
 from rag_pipeline.parsing.office.slides import SlideHints, map_slide, pptx_slide_hints
 from rag_pipeline.parsing.office.text import decode_html, decode_utf8_strict, normalize_whitespace
 from rag_pipeline.parsing.office.version import PARSER_VERSION
@@ -74,7 +74,7 @@ def _parse_markdown(data: bytes, limits: ParseLimits) -> ParsedDocument:
     text = decode_utf8_strict(data, "Markdown")
     if not text.strip():
         return ParsedDocument(elements=[], parser=PARSER_VERSION)
-    raw = partition_md(text=normalize_md_table_delimiters(text), languages=[""])
+    raw = partition_md(text=normalize_markdown(text), languages=[""])
     return ParsedDocument(elements=map_markup_elements(raw), parser=PARSER_VERSION)
 
 

@@ -25,6 +25,15 @@ _UNLIKELY_RE = re.compile(
 _MAYBE_RE = re.compile(r"and|article|body|column|content|main|mathjax|shadow", re.I)
 _HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+# Class names documentation tools give a heading's permalink or edit link (Sphinx and MkDocs
+# "headerlink", Docusaurus "hash-link", anchor.js, VuePress/VitePress "header-anchor",
+# MediaWiki "mw-editsection"): what they hold is never part of the heading's title.
+_HEADING_DECORATION_RE = re.compile(
+    r"(?:^|\s)(?:headerlink|hash-link|anchorjs-link|header-anchor|heading-anchor|anchor-link|"
+    r"permalink|mw-editsection|editsection)(?:$|\s)",
+    re.I,
+)
+_DECORATION_MAX_CHARS = 12  # "[edit source]" is the longest such text seen
 
 
 def strip_chrome(body: Any) -> None:
@@ -32,6 +41,7 @@ def strip_chrome(body: Any) -> None:
     removed element (its "tail"), which belongs to the parent."""
     for node in list(body.iter(*_REMOVE_TAGS)):
         drop(node)
+    strip_heading_anchors(body)
     for node in list(body.iter("header")):
         if not has_ancestor(node, ("article", "main")):
             drop(node)
@@ -46,13 +56,36 @@ def strip_chrome(body: Any) -> None:
             drop(node)
 
 
+def strip_heading_anchors(body: Any) -> None:
+    """Remove the permalink and edit links that tools put inside headings ("¶", "#", "§",
+    "[edit]"), so a heading's text is its title. A link inside a heading goes when its class
+    says it is such a decoration, or when it points into the page ("#...") and holds no letter
+    or digit; a heading that links to itself with words ("<a href='#s7'>7. Refunds</a>") keeps
+    them."""
+    for heading in list(body.iter(*_HEADING_TAGS)):
+        for node in list(heading.iterdescendants()):
+            if isinstance(node.tag, str) and node.getparent() is not None and _is_heading_decoration(node):
+                drop(node)
+
+
+def _is_heading_decoration(node: Any) -> bool:
+    text = "".join(node.itertext()).strip()
+    if _HEADING_DECORATION_RE.search(node.get("class") or "") and len(text) <= _DECORATION_MAX_CHARS:
+        return True
+    href = (node.get("href") or "").strip()
+    return node.tag == "a" and href.startswith("#") and not any(ch.isalnum() for ch in text)
+
+
 def _is_chrome(node: Any) -> bool:
     """A non-main ARIA landmark, a hidden element, or a Readability "unlikely" class name --
-    but never a heading's part or something inside a table or code block."""
+    but never a heading (rustdoc's "section-header", WordPress's "entry-header" name headings,
+    not page headers), a heading's part, or something inside a table or code block."""
     if node.tag in ("body", "html", "a", "main", "article") or has_ancestor(node, _HEADING_TAGS):
         return False
     if (node.get("role") or "").lower() in _REMOVE_ROLES or _is_hidden(node):
         return True
+    if node.tag in _HEADING_TAGS:
+        return False
     match = class_and_id(node)
     if not _UNLIKELY_RE.search(match) or _MAYBE_RE.search(match):
         return False

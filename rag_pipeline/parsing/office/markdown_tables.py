@@ -1,4 +1,5 @@
-"""Markdown pre-processing so that python-markdown recognises the tables GitHub renders."""
+"""Markdown pre-processing so that python-markdown reads what GitHub renders: its tables, and
+headings that end in '#' ("C#", "F#")."""
 
 from __future__ import annotations
 
@@ -8,6 +9,30 @@ from rag_pipeline.parsing.markdown_cells import table_cells
 
 _MD_DELIMITER_RE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _MD_FENCE_RE = re.compile(r"^\s{0,3}(```|~~~)")
+# An ATX heading whose last word ends in '#': CommonMark (and GitHub) keep those hashes, a closing
+# sequence needs a space before it; python-markdown strips them ("# C#" became "C").
+_MD_HEADING_HASHES_RE = re.compile(r"^(\s{0,3}#{1,6}[ \t]+.*[^\s#\\])(#+)([ \t]*)$")
+
+
+def normalize_markdown(text: str) -> str:
+    """What both Markdown paths (direct and unstructured) parse: tables and heading hashes
+    repaired, fenced code untouched."""
+    return normalize_md_table_delimiters(_keep_heading_hashes(text))
+
+
+def _keep_heading_hashes(text: str) -> str:
+    if "#" not in text:
+        return text
+    lines = text.split("\n")
+    in_fence = False
+    for i, line in enumerate(lines):
+        if _MD_FENCE_RE.match(line):
+            in_fence = not in_fence
+            continue
+        match = None if in_fence else _MD_HEADING_HASHES_RE.match(line)
+        if match:
+            lines[i] = match.group(1) + "\\#" * len(match.group(2)) + match.group(3)
+    return "\n".join(lines)
 
 
 def normalize_md_table_delimiters(text: str) -> str:
