@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import PROJECT_ROOT
+
 from rag_pipeline.chunking.chunks import chunk_elements
 from rag_pipeline.parsing import parse_document
 from rag_pipeline.parsing.config import ParseLimits
