@@ -111,8 +111,9 @@ def _fulltext(record: dict[str, Any]) -> str:
     """How the full-text branch ranked: the terms taken rarest first, the rows it read, and
     whether the bound proved its list exact (store/bm25.py)."""
     proof = "proven exact" if record.get("exact") else f"exact down to rank {record.get('exact_depth')}"
+    read = f", read {record['candidates']}" if record.get("candidates") else ""  # logged since direct_read
     return shown(f"BM25 over {record.get('matched')} candidate rows ({record.get('tries')} tries,"
-                 f" {record.get('taken')} of {record.get('terms')} terms taken): {proof}")
+                 f" {record.get('taken')} of {record.get('terms')} terms taken{read}): {proof}")
 
 
 def _branches(record: dict[str, Any]) -> str:

@@ -153,7 +153,7 @@ def search(
                                               mode="hybrid" if reranked else mode,
                                               plan=plan or store.search.EXACT, terms=prepared.terms,
                                               transaction=False, sections=reference_keys(query),
-                                              migrated=prepared.migrated)
+                                              migrated=prepared.migrated, corpus_chunks=prepared.corpus_chunks)
             ranked = [_hit(r) for r in rows]
             fulltext = rows[0].get("fulltext_plan") if rows else None
             if reranked:

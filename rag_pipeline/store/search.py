@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from rag_pipeline.store import bm25, search_sections
+from rag_pipeline.store import bm25, direct_read, search_sections
 from rag_pipeline.store._sql import rows
 from rag_pipeline.store.search_view import (  # noqa: F401 -- re-exported: store.search.View is the API
     VECTOR,
@@ -35,7 +35,8 @@ from rag_pipeline.store.search_view import (  # noqa: F401 -- re-exported: store
 
 CANDIDATES = 50  # candidates per branch before fusion
 
-# At most this many rows behind the caller's filter: scan them exactly. Above it, use the index.
+# At most this many rows behind the caller's filter at 100,000 chunks: scan them exactly; above
+# it, use the index. A larger corpus scans more exactly (store/direct_read.py).
 EXACT_MAX_ROWS = 5_000
 # HNSW search settings of the index strategy (pgvector 0.8): the candidate list per index walk,
 # and how many index tuples an iterative scan may visit before it stops.
@@ -98,20 +99,22 @@ def plan_vector(
     """Choose the vector branch's strategy from the selectivity of the caller's filter.
 
     The estimate counts the chunks the query's own WHERE clause (groups, view, model) passes,
-    stopping at `exact_max_rows` + 1 (default EXACT_MAX_ROWS), so it costs at most that many
+    stopping at `exact_max_rows` + 1 (default EXACT_MAX_ROWS grown with the corpus:
+    store/direct_read.py), so it costs at most that many
     index probes however large the index is, and a small index or a selective filter is always
     searched exactly. It runs under the caller's row-level security like the search does.
     Planner statistics would be cheaper but are not safe to trust: an overlap with a long list of
     groups that match nothing is estimated at most of the table, which would send a search that
     can find nothing on a walk of the whole index. The index is used only when the model's
     dimension has one (migration 009)."""
-    limit = EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows
     found = conn.execute(
-        "SELECT m.dimension, to_regclass(format('chunks_embedding_hnsw_%%s', m.dimension))::text,"
-        " coalesce(rag_model_migrated(m.id), false) FROM embedding_models m WHERE m.id = %s",
+        "SELECT m.dimension, to_regclass(format('chunks_embedding_hnsw_%%s', m.dimension))::text,"  # noqa: S608 -- fixed
+        f" coalesce(rag_model_migrated(m.id), false), {direct_read.CORPUS_CHUNKS_SQL}"
+        " FROM embedding_models m WHERE m.id = %s",
         (model_id,),
     ).fetchone()
-    dimension, index, migrated = found if found else (None, None, False)
+    dimension, index, migrated, corpus = found if found else (None, None, False, 0)
+    limit = exact_rows_limit(corpus or 0) if exact_max_rows is None else exact_max_rows
     # the search's own filter, with the model taken from the version (every chunk has its
     # version's model): then the count reads only the chunks' (version_id, ord) index
     where = _where(view).replace("c.model_id", "v.model_id")
@@ -122,6 +125,11 @@ def plan_vector(
         prepare=True,  # planned for these groups every time (see _sql.rows)
     ).fetchone()[0]
     return _plan(estimate, dimension, index, limit, migrated=migrated)
+
+
+def exact_rows_limit(corpus_chunks: float) -> int:
+    """The rows up to which the vector branch scans exactly in a corpus of `corpus_chunks`."""
+    return direct_read.limit(EXACT_MAX_ROWS, corpus_chunks, "vector")
 
 
 def _plan(estimate: int, dimension: int | None, index: str | None, limit: int, *, migrated: bool = False) -> VectorPlan:
@@ -195,6 +203,7 @@ def search_chunks(
     transaction: bool = True,
     sections: Sequence[str] = (),
     migrated: bool = True,
+    corpus_chunks: float | None = None,
 ) -> list[dict[str, Any]]:
     """Vector and/or full-text candidates, fused by reciprocal rank in hybrid mode. Each row
     carries its rank and score in each branch (`vector_*`, `fulltext_*`; None where the branch did
@@ -219,13 +228,17 @@ def search_chunks(
     `sections`: the keys of the numbered parts the question names (retrieval/section_refs.py);
     in hybrid mode they add the structural branch (store/search_sections.py). `migrated` False:
     the model has no vector in model_vectors (search_prepare.Prepared.migrated), so the statement
-    need not look there.
+    need not look there. `corpus_chunks`: the corpus size estimate `prepare` read (None: read
+    here), which decides with the caller's live chunks how full-text candidates are found
+    (bm25.reads_by_version).
     """
     found_terms, live = terms if terms is not None else bm25.query_terms(conn, query_text, None, groups,
                                                                            live=view.live)
+    if corpus_chunks is None:
+        corpus_chunks = direct_read.corpus_chunks(conn) if mode != "vector" else 0
     depth = max(candidates, k)
     sql, params, ranking = _first_statement(query_vector, groups, model_id, k, view, depth, mode, plan,
-                                            found_terms, live, sections, migrated)
+                                            found_terms, live, sections, migrated, corpus_chunks)
     inline = ranking is not None and ranking.empty is None
     with conn.transaction() if transaction else nullcontext():  # the index settings hold for this transaction only
         if plan.strategy == "index":
@@ -240,7 +253,7 @@ def search_chunks(
                 if ranked is None:  # the bound failed: more tries, then the fusion with their list
                     ranked = bm25.rank(conn, found_terms, _where(view, migrated), _version_filter(view),
                                        _filter_params(groups, model_id, view), depth, budget=bm25.ROW_BUDGET,
-                                       live_chunks=live, ranking=ranking)
+                                       live_chunks=live, corpus_chunks=corpus_chunks, ranking=ranking)
                     sql, params = _search_sql(query_vector, groups, model_id, k, view, depth, mode, plan,
                                               found_terms, None, ranked, sections, migrated)
                     found = rows(conn, sql, params, prepare=True)
@@ -270,7 +283,7 @@ def explain_search(
     the vector branch walks the HNSW index."""
     terms, live = bm25.query_terms(conn, query_text, None, groups, live=view.live)
     sql, params, _ = _first_statement(query_vector, groups, model_id, k, view, max(candidates, k), mode, plan,
-                                      terms, live, sections)
+                                      terms, live, sections, corpus_chunks=direct_read.corpus_chunks(conn))
     with conn.transaction():
         if plan.strategy == "index":
             _apply_index_settings(conn, plan)
@@ -281,6 +294,7 @@ def explain_search(
 def _first_statement(
     query_vector: np.ndarray, groups: Sequence[str], model_id: int, k: int, view: View, depth: int, mode: str,
     plan: VectorPlan, terms: Sequence[bm25.Term], live: int, sections: Sequence[str] = (), migrated: bool = True,
+    corpus_chunks: float = 0,
 ) -> tuple[str, dict[str, Any], bm25.Ranking | None]:
     """The search statement as it first runs (search_chunks, and what explain_search shows): the
     full-text branch's first try inline, or its empty list when no term can match; and the
@@ -288,7 +302,7 @@ def _first_statement(
     if mode not in _FUSED:
         raise ValueError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
     ranking = None if mode == "vector" else bm25.Ranking(
-        terms, depth, budget=bm25.ROW_BUDGET, loose_bound=not view.live, live_chunks=live)
+        terms, depth, budget=bm25.ROW_BUDGET, loose_bound=not view.live, live_chunks=live, corpus_chunks=corpus_chunks)
     inline = ranking is not None and ranking.empty is None
     sql, params = _search_sql(query_vector, groups, model_id, k, view, depth, mode, plan, terms,
                               ranking if inline else None, None if inline or ranking is None else ranking.empty,
@@ -320,7 +334,7 @@ def _search_sql(
     structural = mode == "hybrid" and bool(sections)
     fused = search_sections.fused(_FUSED[mode]) if structural else _FUSED[mode]
     if ranking is not None:
-        ctes = bm25.candidate_ctes(where, _version_filter(view), ranking.live_chunks)
+        ctes = bm25.candidate_ctes(where, _version_filter(view), ranking.by_version)
         fts = "SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk FROM fts_top"
         tried = ", " + bm25.TRY_COLUMNS
         params.update(ranking.params())

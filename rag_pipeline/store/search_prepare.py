@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 
-from rag_pipeline.store import bm25, search
+from rag_pipeline.store import bm25, direct_read, search
 from rag_pipeline.store._sql import rows
 from rag_pipeline.store.search import (
     VectorPlan,
@@ -38,6 +38,7 @@ class Prepared:
     log_id: int | None
     rerank: dict[str, Any] | None = None  # the rerank weights in force: {"calibration_id", "weights"}; None: defaults
     migrated: bool = True  # some vectors of the model are in model_vectors (False: the search need not look there)
+    corpus_chunks: float = 0  # PostgreSQL's estimate of the chunks table's rows (store/direct_read.py)
 
 
 def prepare(
@@ -49,14 +50,18 @@ def prepare(
     the view (the newest visible content version's: a sync never mixes models), the vector
     plan's estimate (when `vector`: for the live index the live chunks the groups see, from the
     statistics kept at publish, which `plan_vector`'s count equals; for another view counted as
-    `plan_vector` counts it: 5,001 index probes for a broad caller), the query's terms and
-    statistics (store/bm25.py), the calibration, and a search log id (when `log`)."""
-    limit = search.EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows  # read now: a setting
+    `plan_vector` counts it: one more index probe than the exact limit for a broad caller), the
+    query's terms and statistics (store/bm25.py), the corpus size estimate, the calibration, and
+    a search log id (when `log`). The exact limit is EXACT_MAX_ROWS grown with the corpus
+    (store/direct_read.py) unless `exact_max_rows` fixes it."""
+    floor = search.EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows  # read now: a setting
+    grows = exact_max_rows is None
     live = view.live
     where = (_where(view).replace("c.model_id = %(model_id)s", "v.model_id = (SELECT id FROM search_model)")
              .replace("%(model_id)s", "(SELECT id FROM search_model)"))
+    count_limit = direct_read.limit_sql("%(floor)s", "vector") if grows else "%(floor)s"
     estimate = (f"(SELECT count(*) FROM (SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id"  # noqa: S608 -- fixed fragments
-                f" WHERE {where} LIMIT %(limit)s) passed)") if vector and not live else "NULL::bigint"
+                f" WHERE {where} LIMIT {count_limit} + 1) passed)") if vector and not live else "NULL::bigint"
     sql = f"""
     WITH RECURSIVE {bm25.TERM_CTES}, search_model AS MATERIALIZED (
         SELECT e.* FROM embedding_models e WHERE e.id = ({_model_sql(view)})
@@ -71,12 +76,15 @@ def prepare(
              ORDER BY r.calibrated_at DESC, r.id DESC LIMIT 1) AS rerank,
            CASE WHEN %(log)s THEN nextval(pg_get_serial_sequence('search_log', 'id')) END AS log_id,
            coalesce(rag_model_migrated((SELECT id FROM search_model)), false) AS migrated,
+           {direct_read.CORPUS_CHUNKS_SQL} AS corpus_chunks,
            {bm25.TERM_COLUMNS}
     """  # noqa: S608 -- fixed fragments; values are parameters
     params = {**_filter_params(groups, 0, view), **bm25.term_params(query_text, groups, live=live),
-              "limit": limit + 1, "calibration_mode": calibration_mode, "log": log}
+              "floor": floor, "calibration_mode": calibration_mode, "log": log}
     found = rows(conn, sql, params, prepare=True)[0]
     model = found["model"]
+    corpus = float(found["corpus_chunks"] or 0)
+    limit = search.exact_rows_limit(corpus) if grows else floor
     plan = None
     if vector and model is not None:
         # the live index: the live chunks of the access sets the groups overlap, kept at publish
@@ -84,4 +92,4 @@ def prepare(
         estimate = min(int(found["fts_live"]), limit + 1) if live else int(found["estimate"])
         plan = _plan(estimate, model["dimension"], found["index"], limit, migrated=found["migrated"])
     return Prepared(found["searched_at"], model, bm25.terms_from(found["fts_terms"], found["fts_live"]), plan,
-                    found["calibration"], found["log_id"], found["rerank"], bool(found["migrated"]))
+                    found["calibration"], found["log_id"], found["rerank"], bool(found["migrated"]), corpus)

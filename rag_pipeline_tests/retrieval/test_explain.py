@@ -47,6 +47,7 @@ def test_replay_is_identical_then_and_lists_what_a_later_sync_changed(capsys, de
     assert [r["chunk_id"] for r in logged["results"]] == [r["chunk_id"] for r in searched["results"]]
     assert all(r["branches"]["vector"]["rank"] >= 1 for r in logged["results"])
     assert logged["candidates"], "the runners-up after k are logged too"
+    assert logged["strategy"]["fulltext"]["candidates"] == "by version"  # a small index: its chunks read directly
 
     shutil.copy(DEMO_DIR / "versions" / "travel-policy.v2.pdf", docs / POLICY)
     assert sync(capsys, config)[0] == 0
@@ -66,6 +67,7 @@ def test_replay_is_identical_then_and_lists_what_a_later_sync_changed(capsys, de
     assert cli.main(["explain", str(searched["log_id"]), "--config", str(config)]) == 0
     text = capsys.readouterr().out
     assert "alice@example.com" in text and "identical" in text and "different" in text and "gone, rank" in text
+    assert "read by version" in text
 
 
 def test_an_as_of_search_replays_as_of_its_own_time(capsys, demo) -> None:

@@ -208,3 +208,50 @@ def test_huge_group_lists_are_refused_before_any_strategy_is_chosen(index_db, em
     url, _ = index_db
     with database.connect(url) as conn, pytest.raises(retrieval.QueryError, match="10,000 groups given"):
         retrieval.search(conn, embedder, "chunk", [f"g{i}" for i in range(10_000)])
+
+
+def test_a_larger_corpus_reads_a_selective_callers_chunks_directly(index_db, embedder, monkeypatch) -> None:
+    """The visible chunks up to which a branch reads by version grow with the corpus (as its square
+    root: store/direct_read.py), from PostgreSQL's
+    estimate of the chunks table. Here the floors are 100 (vector) and 150 (full text) at the
+    reference size and the caller sees 300 chunks; the estimate is set as a million-chunk corpus would leave it (inside a
+    transaction rolled back after). Every choice is logged, and the full-text branch finds the
+    same chunks whichever way it reads them."""
+    url, _ = index_db
+    monkeypatch.setattr(store.search, "EXACT_MAX_ROWS", 100)
+    monkeypatch.setattr(store.bm25, "BY_VERSION_MAX_CHUNKS", 150)
+    caller = [f"g{i}" for i in range(5)]  # 5 of 50 groups: 300 chunks
+    reference = store.direct_read.REFERENCE_CHUNKS
+    expected = {  # corpus estimate -> (vector strategy, its limit, full-text candidates)
+        3_000: ("index", 100, "index"),
+        4 * reference: ("index", 200, "by version"),
+        16 * reference: ("exact", 400, "by version"),
+    }
+    fulltext_hits = []
+    with database.connect(url) as conn:
+        for corpus, (strategy, limit, candidates) in expected.items():
+            with conn.transaction(force_rollback=True):
+                conn.execute("UPDATE pg_class SET reltuples = %s WHERE oid = 'chunks'::regclass", (corpus,))
+                assert store.direct_read.corpus_chunks(conn) == corpus
+                in_sql = conn.execute(f"SELECT {store.direct_read.limit_sql('%(f)s', 'vector')},"
+                                      f" {store.direct_read.limit_sql('%(f)s', 'fulltext')}", {"f": 100}).fetchone()
+                assert in_sql == (limit, store.direct_read.limit(100, corpus, "fulltext"))  # the SQL twin agrees
+                hits = retrieval.search(conn, embedder, "chunk 7 3", caller, k=10)
+                logged = store.search_log.logged_search(conn, hits.log_id)["strategy"]
+                assert (logged["strategy"], logged["exact_max_rows"]) == (strategy, limit)
+                assert logged["fulltext"]["candidates"] == candidates
+                found = retrieval.search(conn, embedder, "chunk 7 3", caller, k=10, mode="fulltext", log=False)
+                fulltext_hits.append([(h.chunk_id, h.branches["fulltext"]["score"]) for h in found])
+    assert all(hits == fulltext_hits[0] for hits in fulltext_hits) and len(fulltext_hits[0]) == 10
+
+
+def test_the_limits_grow_from_their_floors_at_the_reference_size() -> None:
+    direct_read = store.direct_read
+    reference = direct_read.REFERENCE_CHUNKS
+    for corpus in (-1, 0, 50, reference):  # unknown (never analysed) or small: the floors
+        assert direct_read.limit(5_000, corpus, "vector") == direct_read.limit(5_000, corpus, "fulltext") == 5_000
+    assert direct_read.limit(5_000, 100 * reference, "vector") == 50_000
+    assert direct_read.limit(8_000, 100 * reference, "fulltext") == 80_000
+    assert direct_read.limit(0, 100 * reference, "vector") == 0  # a floor of 0 always walks the index
+    with pytest.raises(KeyError):
+        direct_read.limit(5_000, reference, "sections")
