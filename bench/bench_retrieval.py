@@ -53,6 +53,8 @@ from rag_pipeline import store
 from rag_pipeline.chunking import chunks as chunking
 from rag_pipeline.chunking.document_identity import document_identity
 from rag_pipeline.embedding import load_embedder
+from rag_pipeline.embedding.backends import AUTO
+from rag_pipeline.embedding.config import EMBEDDING_BACKENDS
 from rag_pipeline.parsing.types import Element
 from rag_pipeline.retrieval import search as retrieval
 from rag_pipeline.store import database, text_search
@@ -99,6 +101,13 @@ def chunk_corpus(embedder, docs: list[dict], cache: Path | None = None) -> list[
     if cache is not None:
         cache.write_text(json.dumps(out), encoding="utf-8")
     return out
+
+
+def vector_cache_name(embedder) -> str:
+    """The SciFact vector cache of the embedder's numeric format: vectors of another format (int8)
+    are another model's and never read for this one."""
+    numerics = embedder.identity.numerics
+    return "vectors.npz" if numerics == "fp32" else f"vectors-{numerics}.npz"
 
 
 def cached_vectors(embedder, texts: dict[str, str], cache: Path, *, encode: bool = True) -> dict[str, np.ndarray]:
@@ -202,11 +211,12 @@ SETS = {  # evaluation sets over real documents: folder under evalsets/ (rag_pip
 }
 
 
-def corpus_config(state: Path, folder: Path = EVALSET) -> Path:
+def corpus_config(state: Path, folder: Path = EVALSET, backend: str = AUTO) -> Path:
     """A set's rag_pipeline.yaml (evalsets/corpus's by default) as the benchmark syncs it: the
     same source (groups, deny patterns; evalsets/corpus's over CORPUS/docs, any other set's over
-    its own folder), its state under `state`, and no gate evaluation set (the benchmark evaluates
-    every mode itself; the gate would only repeat the default mode)."""
+    its own folder), its state under `state`, the encoding backend (`--backend`; another numeric
+    format is another model identity, so give it its own state), and no gate evaluation set (the
+    benchmark evaluates every mode itself; the gate would only repeat the default mode)."""
     import yaml
 
     from rag_pipeline.config import load_config
@@ -215,21 +225,24 @@ def corpus_config(state: Path, folder: Path = EVALSET) -> Path:
     docs = CORPUS / "docs" if folder == EVALSET else source.path
     state.mkdir(parents=True, exist_ok=True)
     path = state / "rag_pipeline.yaml"
-    path.write_text(yaml.safe_dump({
+    config: dict[str, object] = {
         "state_dir": str(state / "state"),
         "sources": [{"name": source.name, "kind": "filesystem", "path": str(docs),
                      "default_groups": list(source.default_groups), "deny": list(source.deny)}],
-    }, sort_keys=False), encoding="utf-8")
+    }
+    if backend != AUTO:
+        config["embedding"] = {"backend": backend}
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return path
 
 
-def sync_corpus(state: Path, folder: Path = EVALSET) -> str:
+def sync_corpus(state: Path, folder: Path = EVALSET, backend: str = AUTO) -> str:
     """Sync a set's documents with the real job; the database URL of the synced index."""
     from rag_pipeline.cli.runner import run_sync
     from rag_pipeline.config import load_config
     from rag_pipeline.sync.context import prepare_database
 
-    config = load_config(corpus_config(state, folder))
+    config = load_config(corpus_config(state, folder, backend))
     started = time.perf_counter()
     outcome = run_sync(config, [], False)
     if outcome.status not in ("published", "nothing_to_do"):
@@ -316,7 +329,7 @@ def run_scifact(args: argparse.Namespace, embedder) -> dict[str, dict[str, float
     server = database.embedded_url(args.state / "pgdata")
     url, fresh = ensure_database(server, args.database, args.reload)
     if fresh:
-        load_index(url, embedder, load_jsonl(SCIFACT / "corpus.jsonl"), args.state / "vectors.npz",
+        load_index(url, embedder, load_jsonl(SCIFACT / "corpus.jsonl"), args.state / vector_cache_name(embedder),
                    encode=not args.no_encode)
     else:
         with database.connect(url) as conn:
@@ -353,7 +366,7 @@ def run_corpus(args: argparse.Namespace, embedder, name: str = "corpus") -> dict
     eval_set = args.eval_set if name == "corpus" else folder / "eval.yaml"
     state = args.corpus_state if name == "corpus" else args.corpus_state.parent / f"{args.corpus_state.name}-{name}"
     cases = load_eval_set(eval_set)
-    url = sync_corpus(state, folder)
+    url = sync_corpus(state, folder, args.backend)
     per_case: list = []
     results = {mode: evaluate_corpus(url, embedder, cases, mode, per_case) for mode in args.modes.split(",")}
     if args.cases_out:  # every case's hits per mode: per-class figures are computed from these
@@ -406,12 +419,16 @@ def main() -> None:
     parser.add_argument("--eval-set", type=Path, default=EVALSET / "eval.yaml",
                         help="the evaluation set over the corpus documents (default: evalsets/corpus/eval.yaml)")
     parser.add_argument("--cases-out", type=Path, help="write each case's hits per mode (JSON lines) to this file")
+    parser.add_argument("--backend", choices=EMBEDDING_BACKENDS, default=AUTO,
+                        help="encoding backend of both sets (another numeric format, e.g. onnx-int8, is another "
+                             "model: give it its own --database and --corpus-state)")
     args = parser.parse_args()
 
     import torch
 
     torch.set_num_threads(2)  # the machine is shared: never more than two cores
-    embedder = load_embedder()
+    embedder = load_embedder(backend=args.backend)
+    print(f"encoder: {embedder.choice.summary()}; model numerics {embedder.identity.numerics}", flush=True)
     sets = args.sets.split(",")
     figures: dict[str, object] = {"modes": args.modes.split(",")}
     if "scifact" in sets:
