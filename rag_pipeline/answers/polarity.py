@@ -11,10 +11,18 @@ EUR 100" = "is capped at EUR 100"), so the flag lowers the support score by a we
 calibration fits (support.py), and the score decides.
 
 Cues, in the corpus's languages: English, German, French, Czech, Finnish and Swedish. Czech
-negates verbs with the prefix "ne-"; the common negated verb forms are listed rather than the
-prefix, which also begins "nebo" (or), "než" (than) and every superlative ("nejvyšší"). Words
-that only go with another cue ("ne ... pas", "neither ... nor", "weder ... noch") are not counted
-twice: one of each pair is a cue.
+negates verbs with the prefix "ne-" on any verb ("soud neuloží": the court shall not impose), an
+open class no list covers, while the prefix also begins "nebo" (or), "než" (than), every
+superlative ("nejvyšší") and negated adjectives and nouns that negate nothing in the sentence
+("nedbalost": negligence). So in a text written in Czech (or Slovak: its letters say so), a word
+"ne" + a finite verb form counts as a cue: the form told by its ending (present "-í", "-á",
+"-uje", "-ají", past "-l", "-la", "-li", ...), not by a dictionary; adjective and noun endings
+("-ná", "-ný", "-ost", and "-ní", the verbal noun's: "neplní" is missed) do not count. On the
+Czech law and news article of the shared corpus (which it was written on: a measure of fit, not
+of generality) it reads 67 of the 161 distinct "ne" words as negated verbs, none wrongly, and
+misses three ("neplní", "nečiní", "neodstraní").
+Words that only go with another cue ("ne ... pas", "neither ... nor", "weder ... noch") are not
+counted twice: one of each pair is a cue.
 """
 
 from __future__ import annotations
@@ -42,13 +50,30 @@ _NOT_NEGATING = re.compile(r"\bnot only\b|\bno doubt\b|\bnicht nur\b|\bnon seule
                            r"|\bno[t]? (?:less|more|later|earlier|fewer|greater|sooner|longer|higher|lower) than\b"
                            r"|\bnot (?:to )?exceed|\bnicht mehr als\b|\bnicht weniger als\b")
 _WORDS = re.compile(r"[^\W\d_]+")
+# Czech and Slovak letters no other cue language writes (Spanish and Icelandic write í and ý: no cue
+# language of theirs is listed): where a text holds one, `_czech_verb` applies
+_CZECH_LETTERS = re.compile(r"[ěčřůňťďľĺŕíý]|š|ž", re.IGNORECASE)
+_CZECH_NOT_PREFIXED = ("nej", "nebo", "než", "nech", "nemoc", "neděl", "nebez", "neur", "nefr", "neon", "neutr",
+                       "nerv", "net", "nedostat", "někol", "nek")  # "ne" that negates nothing
+_CZECH_VERB_END = re.compile(r"(?:uje|ují|ají|ejí|[^nňe]í|[^nvý]á|oná|ává|ývá|ívá|[dzsvbj]e|[^č]ne"
+                             r"|l|la|lo|li|ly|me|te)$")
+_CZECH_NEGATED_IRREGULAR = frozenset("nejde nejdou nejedná nejednají nejsem nejsme nejste nejsi".split())
 
 
 def cues(text: str) -> int:
     """How many negation cues a text holds ("no longer" counts once; "not only" not at all)."""
     folded = re.sub(r"\bn'", "ne ", re.sub(r"n't\b", " not", normalise(text)))  # can't, n'est
     folded = _NOT_NEGATING.sub(lambda m: " not " if m.group() == "no longer" else " ", folded)
-    return sum(word in _ALL for word in _WORDS.findall(folded))
+    czech = bool(_CZECH_LETTERS.search(folded))
+    return sum(word in _ALL or (czech and _czech_verb(word)) for word in _WORDS.findall(folded))
+
+
+def _czech_verb(word: str) -> bool:
+    """Whether a (case-folded) Czech word is a verb negated by its "ne-" prefix (module docstring)."""
+    if word in _CZECH_NEGATED_IRREGULAR:
+        return True
+    return (len(word) >= 5 and word.startswith("ne") and not word.startswith(_CZECH_NOT_PREFIXED)
+            and bool(_CZECH_VERB_END.search(word[2:])))
 
 
 def negated(text: str) -> bool:

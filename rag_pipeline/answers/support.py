@@ -27,22 +27,24 @@ only. The triple is stored with the index per model (support_calibrations) and r
 every verification; until one is stored, DEFAULT applies. A calibration stored before the
 polarity flag (migration 021) fitted another score and is not applied.
 
-Cross-lingual claims (an English claim on a Czech, German or French passage) stay low on both
-similarity and coverage with the packaged English model: the multilingual model is another
-issue's work.
+Cross-lingual citations (an English claim on a Czech, German or French passage: the packaged
+model is English-only and no lexeme is shared) are scored by a multilingual model instead and
+judged against their own threshold (crosslingual.py): score = its similarity - polarity weight x
+polarity flag, the threshold fitted by `calibrate_crosslingual` from the labelled cross-lingual
+citations of the calibration split, stored beside the other three numbers.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import psycopg
 
 from rag_pipeline import store
-from rag_pipeline.answers import fields, figures, polarity
+from rag_pipeline.answers import crosslingual, fields, figures, polarity
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.retrieval import refusal
 
@@ -50,6 +52,13 @@ POLARITY_WEIGHTS = tuple(i / 10 for i in range(11))  # 0 (flag ignored) .. 1 (on
 MAX_SENTENCES = 64  # sentences of one chunk compared with a claim (a chunk is a few hundred words)
 MAX_SENTENCE_CHARS = 1000
 CANDIDATES = 3  # sentences of a chunk encoded and compared per claim (`evidence`)
+CROSS_CANDIDATES = 6  # the same across languages, where shared words say less (names, codes)
+CROSS_PASSAGE_CHARS = 2000  # of the chunk's text read whole by the multilingual model (512 tokens)
+# Before any calibration of cross-lingual citations: what calibrate-support fits on the 13
+# supporting and 5 non-supporting cross-lingual citations of evalsets/answers/corpus_answers.yaml's
+# calibration split (0.830). e5's cosine of a claim and the passage sentence it translates is
+# 0.82-0.91 there; a sentence of the same document on another matter 0.72-0.80.
+DEFAULT_CROSSLINGUAL = 0.83
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+(?=\S)|\s*\n\s*")
 
 Evidence = tuple[float, float, float]  # (similarity, term coverage, polarity flag 0/1)
@@ -61,6 +70,7 @@ class Threshold:
     source: str  # where it came from, said in words to the user
     coverage_weight: float = 0.0
     polarity_weight: float = 0.0
+    crosslingual_value: float = DEFAULT_CROSSLINGUAL  # the bar of a cross-lingual citation's score
 
 
 @dataclass(frozen=True)
@@ -68,6 +78,11 @@ class Calibration:
     threshold: float
     coverage_weight: float
     polarity_weight: float
+    crosslingual_threshold: float | None = None  # None: too few labelled cross-lingual citations
+
+    @property
+    def crosslingual_value(self) -> float:
+        return DEFAULT_CROSSLINGUAL if self.crosslingual_threshold is None else self.crosslingual_threshold
 
 
 # Before any calibration: on the demo corpus, a claim paraphrasing its passage scores 0.85-1.3 at
@@ -76,9 +91,19 @@ DEFAULT = Threshold(0.7, "built-in default; not calibrated yet (rag-pipeline cal
                     coverage_weight=0.5, polarity_weight=0.5)
 
 
-def score(found: Evidence, threshold: Threshold | Calibration) -> float:
+def score(found: Evidence, threshold: Threshold | Calibration, crosslingual: bool = False) -> float:
+    """The support score; a cross-lingual citation's has no term coverage (module docstring)."""
     similarity, coverage, flag = found
+    if crosslingual:
+        return similarity - threshold.polarity_weight * flag
     return similarity + threshold.coverage_weight * coverage - threshold.polarity_weight * flag
+
+
+def bar(threshold: Threshold | Calibration, crosslingual: bool = False) -> float:
+    """The value a citation's score must reach: the cross-lingual one for a cross-lingual citation."""
+    if crosslingual:
+        return threshold.crosslingual_value
+    return threshold.value if isinstance(threshold, Threshold) else threshold.threshold
 
 
 def sentences(text: str) -> list[str]:
@@ -96,13 +121,66 @@ class Scored:
     coverage: float
     flag: float
     sentence: str  # the chunk's sentence that matches the claim best
+    languages: tuple[str | None, str | None] | None = None  # (claim, passage) when cross-lingual
 
     @property
     def evidence(self) -> Evidence:
         return (self.similarity, self.coverage, self.flag)
 
+    @property
+    def crosslingual(self) -> bool:
+        return self.languages is not None
+
 
 def evidence(conn: psycopg.Connection, embedder: Embedder, pairs: Sequence[tuple[str, int, dict]]) -> list[Scored]:
+    """The signals of each (claim text, chunk id, chunk row with `text`, `embedding` and the
+    document's `language`): cross-lingual pairs by the multilingual model (crosslingual.py), the
+    rest by `monolingual_evidence`, each in one batch."""
+    languages = {claim: crosslingual.claim_language(claim) for claim in {claim for claim, _, _ in pairs}}
+    crossed = [crosslingual.is_crosslingual(languages[claim], chunk.get("language")) for claim, _, chunk in pairs]
+    same = monolingual_evidence(conn, embedder, [p for p, x in zip(pairs, crossed) if not x])
+    other = crosslingual_evidence([p for p, x in zip(pairs, crossed) if x], languages)
+    return [next(other) if x else next(same) for x in crossed] if pairs else []
+
+
+def crosslingual_evidence(pairs: Sequence[tuple[str, int, dict]], languages: dict[str, str | None]) -> Iterator[Scored]:
+    """Similarity by the multilingual model: the best of the claim against the chunk's text
+    (its first CROSS_PASSAGE_CHARS) and its CROSS_CANDIDATES candidate sentences, each distinct
+    text encoded once, both sides in canonical form (a Czech "1. ledna 2026" and an English
+    "1 January 2026" read alike). Candidates: the sentences stating every figure of the claim
+    when some do, else those sharing the most words with it (names, codes), then the first. No
+    term coverage (module docstring); the polarity flag as for any pair (its cues cover the
+    corpus' languages)."""
+    split = {cid: sentences(chunk["text"]) for _, cid, chunk in pairs}
+    chosen = [_crosslingual_candidates(claim, split[cid]) for claim, cid, _ in pairs]
+    claims = sorted({fields.canonical(claim) for claim, _, _ in pairs})
+    passages = sorted({fields.canonical(chunk["text"][:CROSS_PASSAGE_CHARS]) for _, _, chunk in pairs}
+                      | {fields.canonical(split[cid][i]) for (_, cid, _), found in zip(pairs, chosen) for i in found})
+    queries, encoded = crosslingual.encode(claims, passages) if pairs else (None, None)
+    claim_vector = dict(zip(claims, queries if queries is not None else []))
+    passage_vector = dict(zip(passages, encoded if encoded is not None else []))
+    for (claim, cid, chunk), found in zip(pairs, chosen):
+        vector = claim_vector[fields.canonical(claim)]
+        ranked = sorted(found, key=lambda i: -float(passage_vector[fields.canonical(split[cid][i])] @ vector))
+        similarity = float(passage_vector[fields.canonical(chunk["text"][:CROSS_PASSAGE_CHARS])] @ vector)
+        if ranked:
+            similarity = max(similarity, float(passage_vector[fields.canonical(split[cid][ranked[0]])] @ vector))
+        best = [split[cid][i] for i in ranked[:2]]
+        yield Scored(similarity, 0.0, float(polarity.mismatch(claim, best)), best[0] if best else "",
+                     languages=(languages[claim], chunk.get("language")))
+
+
+def _crosslingual_candidates(claim: str, found: list[str]) -> list[int]:
+    claim_values = figures.values(figures.prepare(claim))
+    values = [figures.values(figures.prepare(s)) for s in found]
+    stating = [i for i, v in enumerate(values) if claim_values and claim_values <= v]
+    terms = fields.terms(claim)
+    pool = stating or range(len(found))
+    shared = sorted(((len(terms & fields.terms(found[i])), -i) for i in pool), reverse=True)
+    return [-i for _, i in shared[:CROSS_CANDIDATES]]
+
+
+def monolingual_evidence(conn: psycopg.Connection, embedder: Embedder, pairs: Sequence[tuple[str, int, dict]]) -> Iterator[Scored]:
     """The three signals for each (claim text, chunk id, chunk row with `text` and `embedding`):
     one model call for every distinct claim and the candidate sentences of every distinct chunk
     (each encoded once however many claims cite it), one SQL statement for the term coverages.
@@ -111,7 +189,7 @@ def evidence(conn: psycopg.Connection, embedder: Embedder, pairs: Sequence[tuple
     words with it, not with every sentence: the sentence a claim restates shares its words, and
     encoding the rest would cost a model pass per sentence for nothing (a chunk holds 5 to 60)."""
     if not pairs:
-        return []
+        return iter(())
     split = {cid: sentences(chunk["text"]) for _, cid, chunk in pairs}
     words = {cid: [fields.terms(s) for s in found] for cid, found in split.items()}
     numbers = {cid: [figures.values(figures.prepare(s)) for s in found] for cid, found in split.items()}
@@ -137,7 +215,7 @@ def evidence(conn: psycopg.Connection, embedder: Embedder, pairs: Sequence[tuple
             similarity = max(similarity, float(sentence_vector[(cid, ranked[0])] @ vector))
         best = [split[cid][i] for i in ranked[:2]]
         scored.append(Scored(similarity, cov, float(polarity.mismatch(claim, best)), best[0] if best else ""))
-    return scored
+    return iter(scored)
 
 
 def _candidates(claim_terms: set[str], sentence_terms: list[set[str]], claim_values: set[str],
@@ -177,15 +255,27 @@ def calibrate(ok: Sequence[Evidence], unsupported: Sequence[Evidence]) -> Calibr
     return Calibration(found.threshold, found.coverage_weight, weight)
 
 
+def calibrate_crosslingual(ok: Sequence[Evidence], unsupported: Sequence[Evidence],
+                           calibration: Calibration) -> Calibration:
+    """`calibration` with the cross-lingual threshold fitted: the balanced-accuracy threshold
+    (refusal.threshold_between) of the cross-lingual scores under its polarity weight; unchanged
+    (the built-in DEFAULT_CROSSLINGUAL applies) without labelled cross-lingual citations of both
+    kinds. Deterministic for the same evidence."""
+    if not ok or not unsupported:
+        return calibration
+    scores = [[score(e, calibration, crosslingual=True) for e in found] for found in (ok, unsupported)]
+    return replace(calibration, crosslingual_threshold=refusal.threshold_between(*scores))
+
+
 def _lowered(found: Sequence[Evidence], weight: float) -> list[refusal.Evidence]:
     return [(similarity - weight * flag, coverage) for similarity, coverage, flag in found]
 
 
 def held_out_accuracies(ok: Sequence[Evidence], unsupported: Sequence[Evidence],
-                        calibration: Calibration) -> tuple[float, float]:
+                        calibration: Calibration, crosslingual: bool = False) -> tuple[float, float]:
     """(share of supporting citations passed, share of non-supporting ones flagged)."""
-    return refusal.accuracies([score(e, calibration) for e in ok], [score(e, calibration) for e in unsupported],
-                              calibration.threshold)
+    return refusal.accuracies([score(e, calibration, crosslingual) for e in ok],
+                              [score(e, calibration, crosslingual) for e in unsupported], bar(calibration, crosslingual))
 
 
 def threshold_for(conn: psycopg.Connection, model_id: int | None) -> tuple[Threshold, int | None]:
@@ -199,5 +289,7 @@ def threshold_for(conn: psycopg.Connection, model_id: int | None) -> tuple[Thres
                          "fitted the score before its polarity flag (rerun rag-pipeline calibrate-support)",
                          DEFAULT.coverage_weight, DEFAULT.polarity_weight), None
     source = f"calibrated {found['calibrated_at']:%Y-%m-%d %H:%M} from {found['eval_set']}"
+    crossed = found.get("crosslingual_threshold")
     return Threshold(float(found["threshold"]), source, coverage_weight=float(found["coverage_weight"]),
-                     polarity_weight=float(found["polarity_weight"])), int(found["id"])
+                     polarity_weight=float(found["polarity_weight"]),
+                     crosslingual_value=DEFAULT_CROSSLINGUAL if crossed is None else float(crossed)), int(found["id"])

@@ -18,7 +18,8 @@ the next, and each cheaper to establish):
    identifier; answers/fields.py) is not in the chunk's text, a figure of the claim stands in
    the chunk for something else (answers/roles.py), or the support score (claim vs chunk:
    similarity + weight x term coverage - weight x polarity flag; answers/support.py) is under
-   the threshold;
+   the threshold (a claim in another language than its passage: the multilingual model's
+   similarity - weight x polarity flag, under the cross-lingual threshold; answers/crosslingual.py);
 7. `ok`.
 
 A claim is `supported` when some citation is `ok`, `uncited` without citations, else
@@ -35,8 +36,8 @@ from typing import Any
 import psycopg
 
 from rag_pipeline import store
+from rag_pipeline.answers import crosslingual, roles, support
 from rag_pipeline.answers import fields as exact
-from rag_pipeline.answers import roles, support
 from rag_pipeline.answers.draft import AnswerError, Draft
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.retrieval.model_embedder import embedder_for_model
@@ -105,6 +106,7 @@ class Verification:
                 "support_threshold": {"threshold": round(self.threshold.value, 4),
                                       "coverage_weight": self.threshold.coverage_weight,
                                       "polarity_weight": self.threshold.polarity_weight,
+                                      "crosslingual_threshold": round(self.threshold.crosslingual_value, 4),
                                       "source": self.threshold.source}}
 
 
@@ -132,6 +134,7 @@ def verify(conn: psycopg.Connection, embedder: Embedder, draft: Draft, *, user: 
             "model_id": entry["model_id"], "support_threshold": threshold.value,
             "support_coverage_weight": threshold.coverage_weight, "support_source": threshold.source,
             "support_polarity_weight": threshold.polarity_weight,
+            "support_crosslingual_threshold": threshold.crosslingual_value,
             "support_calibration_id": calibration_id,
         })
     return result
@@ -246,21 +249,27 @@ def _judge_support(conn: psycopg.Connection, embedder: Embedder, draft: Draft, c
         return
     scored = support.evidence(conn, embedder, [(draft.claims[n].text, c.chunk_id, c.chunk) for n, c in pending])
     for (_, check), found in zip(pending, scored):
-        value = support.score(found.evidence, threshold)
+        value = support.score(found.evidence, threshold, found.crosslingual)
+        needed = support.bar(threshold, found.crosslingual)
         check.score = {"similarity": round(found.similarity, 4), "term_coverage": round(found.coverage, 4),
                        "polarity_flag": int(found.flag), "score": round(value, 4)}
-        parts = f"similarity {found.similarity:.3f}" + (f" + {threshold.coverage_weight:g} x term coverage {found.coverage:.3f}"
-                                                       if threshold.coverage_weight else "")
+        if found.languages is not None:
+            check.score["crosslingual"] = {"claim_language": found.languages[0], "passage_language": found.languages[1],
+                                           "model": crosslingual.MODEL, "threshold": round(needed, 4)}
+            parts = f"{crosslingual.MODEL} similarity {found.similarity:.3f}, claim and passage in different languages"
+        else:
+            parts = f"similarity {found.similarity:.3f}" + (f" + {threshold.coverage_weight:g} x term coverage {found.coverage:.3f}"
+                                                           if threshold.coverage_weight else "")
         if found.flag:
             parts += (f" - {threshold.polarity_weight:g} x polarity flag: the claim and the passage's sentence "
                       f"{found.sentence[:120]!r} differ in negation")
-        if value >= threshold.value:
+        if value >= needed:
             check.status = "ok"
-            check.reason = f"chunk {check.chunk_id} supports the claim: support score {value:.3f} ({parts}) >= {threshold.value:.3f}"
+            check.reason = f"chunk {check.chunk_id} supports the claim: support score {value:.3f} ({parts}) >= {needed:.3f}"
         else:
             check.status = "unsupported"
             check.reason = (f"chunk {check.chunk_id} does not support the claim: support score {value:.3f} ({parts}) "
-                            f"< {threshold.value:.3f} ({threshold.source})")
+                            f"< {needed:.3f} ({threshold.source})")
 
 
 def _claim(text: str, checks: list[CitationCheck]) -> ClaimCheck:

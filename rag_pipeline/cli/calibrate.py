@@ -85,7 +85,7 @@ def cmd_calibrate_support(args: argparse.Namespace) -> int:
     half of the set's answer cases (their citations expected `ok` against those expected
     `unsupported` that reach the score), stored with the index, and reported on the other half."""
     from rag_pipeline import store
-    from rag_pipeline.answers import support
+    from rag_pipeline.answers import crosslingual, support
     from rag_pipeline.evaluation.answer_cases import load_answer_cases, run_answer_cases, support_evidence
 
     config = load_config(args)
@@ -104,19 +104,29 @@ def cmd_calibrate_support(args: argparse.Namespace) -> int:
         if not ok or not unsupported:
             raise UsageError(f"{path}: the calibration half has {len(ok)} citations expected ok and {len(unsupported)} "
                              "expected unsupported that reach the support score; it needs both")
-        fitted = support.calibrate(ok, unsupported)
+        x_ok, x_unsupported = support_evidence(halves["calibration"], crosslingual=True)
+        fitted = support.calibrate_crosslingual(x_ok, x_unsupported, support.calibrate(ok, unsupported))
         held_ok, held_unsupported = support_evidence(halves["report"])
         passed, refused = support.held_out_accuracies(held_ok, held_unsupported, fitted)
+        x_held = support_evidence(halves["report"], crosslingual=True)
+        x_passed, x_refused = support.held_out_accuracies(*x_held, fitted, crosslingual=True)
         store.answers.save_support_calibration(conn, {
             "model_id": model_id, "threshold": fitted.threshold, "coverage_weight": fitted.coverage_weight,
             "polarity_weight": fitted.polarity_weight, "eval_set": str(path), "eval_set_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
             "supported": len(ok), "unsupported": len(unsupported),
             "supported_accuracy": passed, "unsupported_accuracy": refused,
+            "crosslingual_threshold": fitted.crosslingual_threshold,
+            "crosslingual_supported": len(x_ok), "crosslingual_unsupported": len(x_unsupported),
         })
     result = {"threshold": round(fitted.threshold, 4), "coverage_weight": fitted.coverage_weight,
               "polarity_weight": fitted.polarity_weight, "calibration_citations": {"ok": len(ok), "unsupported": len(unsupported)},
               "held_out_citations": {"ok": len(held_ok), "unsupported": len(held_unsupported)},
-              "held_out_accuracy": {"ok": round(passed, 4), "unsupported": round(refused, 4)}}
+              "held_out_accuracy": {"ok": round(passed, 4), "unsupported": round(refused, 4)},
+              "crosslingual": {"threshold": round(fitted.crosslingual_value, 4),
+                               "fitted": fitted.crosslingual_threshold is not None,
+                               "calibration_citations": {"ok": len(x_ok), "unsupported": len(x_unsupported)},
+                               "held_out_citations": {"ok": len(x_held[0]), "unsupported": len(x_held[1])},
+                               "held_out_accuracy": {"ok": round(x_passed, 4), "unsupported": round(x_refused, 4)}}}
     if args.json:
         emit_json(result)
         return EXIT_OK
@@ -126,4 +136,11 @@ def cmd_calibrate_support(args: argparse.Namespace) -> int:
         f"{len(ok)} supporting and {len(unsupported)} non-supporting citations of {shown(str(path))}; on the "
         f"{len(held_ok) + len(held_unsupported)} held-out citations it passes {passed:.0%} of supporting and flags "
         f"{refused:.0%} of non-supporting ones")
+    crossed = ("fitted on" if fitted.crosslingual_threshold is not None else
+               "the built-in default: the calibration half needs labelled cross-lingual citations of both kinds, it has")
+    console().print(
+        f"cross-lingual citations (claim and passage in different languages, {crosslingual.MODEL}): threshold "
+        f"{fitted.crosslingual_value:.3f}, {crossed} {len(x_ok)} supporting and {len(x_unsupported)} non-supporting; on the "
+        f"{len(x_held[0]) + len(x_held[1])} held-out ones it passes {x_passed:.0%} of supporting and flags {x_refused:.0%} "
+        "of non-supporting ones")
     return EXIT_OK

@@ -210,15 +210,19 @@ def answer_metrics(results: list[AnswerCaseResult]) -> dict[str, float]:
     }
 
 
-def support_evidence(results: list[AnswerCaseResult]) -> tuple[list[support.Evidence], list[support.Evidence]]:
+def support_evidence(results: list[AnswerCaseResult], crosslingual: bool = False,
+                     ) -> tuple[list[support.Evidence], list[support.Evidence]]:
     """(similarity, term coverage, polarity flag) of the citations that reached the support score, split by
     their expected status: those expected `ok` and those expected `unsupported` (what the
-    support threshold is calibrated from)."""
+    support threshold is calibrated from); `crosslingual`: those of claims in another language
+    than their passage (their own threshold), else the others."""
     ok, unsupported = [], []
     for result in results:
         for claim in result.claims:
             for x in claim["citations"]:
                 if x["support"] is None or x["expected"] not in ("ok", "unsupported"):
+                    continue
+                if ("crosslingual" in x["support"]) != crosslingual:
                     continue
                 found = (x["support"]["similarity"], x["support"]["term_coverage"], x["support"]["polarity_flag"])
                 (ok if x["expected"] == "ok" else unsupported).append(found)

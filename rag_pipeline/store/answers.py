@@ -29,7 +29,7 @@ def cited_chunks(conn: psycopg.Connection, chunk_ids: Sequence[int], model_id: i
         conn,
         f"SELECT c.id AS chunk_id, c.text, {vector} AS embedding, c.model_id, c.ts_config::text AS ts_config,"  # noqa: S608 -- fixed fragments
         " c.section_path, c.page_start, c.page_end, v.id AS version_id, v.version_no, v.status, v.kind,"
-        " v.valid_from, v.valid_to, v.acl_groups, d.source, d.uri,"
+        " v.valid_from, v.valid_to, v.acl_groups, v.language, d.source, d.uri,"
         " n.version_no AS replaced_by_version, n.kind AS replaced_by_kind, n.valid_from AS replaced_at"
         " FROM chunks c JOIN document_versions v ON v.id = c.version_id JOIN documents d ON d.id = v.document_id"
         " LEFT JOIN LATERAL (SELECT nv.version_no, nv.kind, nv.valid_from FROM document_versions nv"
@@ -70,10 +70,11 @@ def record_answer(conn: psycopg.Connection, fields: dict[str, Any]) -> int:
     with conn.transaction():
         found = conn.execute(
             "INSERT INTO answers (search_id, judged_as_of, caller, draft, claims, verdict, message, model_id,"
-            " support_threshold, support_coverage_weight, support_source, support_calibration_id, support_polarity_weight)"
+            " support_threshold, support_coverage_weight, support_source, support_calibration_id, support_polarity_weight,"
+            " support_crosslingual_threshold)"
             " VALUES (%(search_id)s, %(judged_as_of)s, %(caller)s, %(draft)s::jsonb, %(claims)s::jsonb, %(verdict)s,"
             " %(message)s, %(model_id)s, %(support_threshold)s, %(support_coverage_weight)s, %(support_source)s,"
-            " %(support_calibration_id)s, %(support_polarity_weight)s) RETURNING id",
+            " %(support_calibration_id)s, %(support_polarity_weight)s, %(support_crosslingual_threshold)s) RETURNING id",
             {**fields, "draft": json.dumps(fields["draft"]), "claims": json.dumps(fields["claims"], default=str)},
         ).fetchone()
     return int(found[0])
@@ -94,9 +95,11 @@ def save_support_calibration(conn: psycopg.Connection, fields: dict[str, Any]) -
     with conn.transaction():
         found = conn.execute(
             "INSERT INTO support_calibrations (model_id, threshold, coverage_weight, polarity_weight, eval_set,"
-            " eval_set_sha256, supported, unsupported, supported_accuracy, unsupported_accuracy)"
+            " eval_set_sha256, supported, unsupported, supported_accuracy, unsupported_accuracy,"
+            " crosslingual_threshold, crosslingual_supported, crosslingual_unsupported)"
             " VALUES (%(model_id)s, %(threshold)s, %(coverage_weight)s, %(polarity_weight)s, %(eval_set)s,"
-            " %(eval_set_sha256)s, %(supported)s, %(unsupported)s, %(supported_accuracy)s, %(unsupported_accuracy)s)"
+            " %(eval_set_sha256)s, %(supported)s, %(unsupported)s, %(supported_accuracy)s, %(unsupported_accuracy)s,"
+            " %(crosslingual_threshold)s, %(crosslingual_supported)s, %(crosslingual_unsupported)s)"
             " RETURNING id",
             fields,
         ).fetchone()
