@@ -83,7 +83,8 @@ SELECT a.id AS answer_id, a.search_id, a.verified_at, a.judged_as_of, a.caller, 
        a.message, l.query, l.groups, l.as_of AS search_as_of, l.searched_at, a.draft, a.claims,
        m.name AS model_name, m.revision AS model_revision, a.support_threshold,
        a.support_coverage_weight, a.support_source, a.support_polarity_weight,  -- 021; NULL before it
-       a.support_crosslingual_threshold  -- 031; NULL before it
+       a.support_crosslingual_threshold,  -- 031; NULL before it
+       a.needs_review  -- 032
 FROM answers a
 JOIN search_log l ON l.id = a.search_id
 LEFT JOIN embedding_models m ON m.id = a.model_id;

@@ -18,6 +18,11 @@ tell (or told with little confidence) is cross-lingual only on a non-English doc
 (e5 reads both, so a same-language claim routed here is judged by a multilingual model, not
 misjudged). Same-language pairs keep the packaged model's score: it is faster and calibrated on
 far more labelled citations.
+
+The multilingual similarity tells whether the passage is on the claim's matter, not whether it
+says what the claim says: on held-out cases (evalsets/answers/heldout_crosslingual_answers.yaml) a
+reversed claim scored as high as the faithful one. So a claim that stands only on cross-lingual
+citations marks its answer `needs_review` (verify.py), and a person confirms it.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ class CrossLingualModelError(PipelineError):
     as when the search's own model cannot load."""
 
 
+@functools.lru_cache(maxsize=4096)
 def claim_language(text: str) -> str | None:
     """The claim's language (ISO 639-1, as langdetect and the index name it), None when the claim
     has too few letters or langdetect is not CONFIDENT. Deterministic (the index's detector, seed
@@ -77,6 +83,13 @@ def is_crosslingual(claim_lang: str | None, passage_lang: str | None) -> bool:
     if claim_lang is None:
         return passage_lang != "en"
     return claim_lang != passage_lang
+
+
+def crosses(claim: str, passage_lang: str | None) -> bool:
+    """`is_crosslingual` of a claim's text and the language the index recorded for the passage's
+    document (the claim's language told once per text: verify asks for the field rules and the
+    score alike)."""
+    return passage_lang is not None and is_crosslingual(claim_language(claim), passage_lang)
 
 
 @functools.cache

@@ -23,7 +23,12 @@ normalised the same way, so that writing differs without the fact differing:
 - identifiers are tokens mixing letters and digits or dotted numbers ("10-K", "2.3.59", "ID.AM-1"),
   and acronyms ("CEO", "MFA", "LIBOR"): a claim naming another office or system is not supported
   by a passage that never names it; an acronym is named by its letters or by the capitalised
-  words it abbreviates ("CEO" by "Chief Executive Officer");
+  words it abbreviates ("CEO" by "Chief Executive Officer"); where claim and passage are written
+  in different scripts (an English claim on a Korean, Russian or Greek passage) a name is written
+  in the passage's script ("COVID-19" is "코로나-19"), so there an identifier stands on its digits
+  alone (each digit group of "COVID-19" among the passage's numbers) and an acronym without
+  digits is left to the support score; in the same script names and acronyms mostly stay
+  ("COVID-19", "SQL" and "OLAP" in a French or German passage) and the rule holds;
 - a figure the passage holds only in a Markdown table counts only in a row that shares a word
   with the claim, under a column whose header does too: "Berlin ... EUR 135" is not stated by a
   rate table where 135 is Hamburg's figure, nor "meals ... 140" by the hotel-cap column.
@@ -299,7 +304,31 @@ def stated(field: Field, passage: Facts, claim_terms: set[str] | None = None) ->
     return field.key in passage.values
 
 
-def missing(claim: str, claim_fields: list[Field], passage: Facts) -> list[Field]:
-    """The claim's fields the passage does not state."""
+def missing(claim: str, claim_fields: list[Field], passage: Facts, *, foreign_script: bool = False) -> list[Field]:
+    """The claim's fields the passage does not state; `foreign_script`: the passage is written in
+    another script than the claim (`scripts_differ`; identifiers by their digits only)."""
     claim_terms = terms(claim)
-    return [f for f in claim_fields if not stated(f, passage, claim_terms)]
+    return [f for f in claim_fields
+            if not (_stated_by_digits(f, passage) if foreign_script and f.kind == "identifier" else stated(f, passage, claim_terms))]
+
+
+def _stated_by_digits(field: Field, passage: Facts) -> bool:
+    """An identifier on a passage in another script: stated when each of its digit groups is a
+    number the passage holds (an acronym without digits always is)."""
+    return all(value(group) in passage.values for group in re.findall(r"\d+", field.key))
+
+
+SCRIPT_SAMPLE = 2000  # characters of a passage whose letters say its script
+
+
+def scripts_differ(claim: str, passage: str) -> bool:
+    """Whether one text is written mostly in Latin letters and the other mostly not."""
+    return _latin(claim) != _latin(passage[:SCRIPT_SAMPLE])
+
+
+def _latin(text: str) -> bool:
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters:
+        return True
+    latin = sum(ch.isascii() or unicodedata.name(ch, "").startswith("LATIN") for ch in letters)
+    return latin * 2 >= len(letters)

@@ -21,8 +21,14 @@ superlative ("nejvyšší") and negated adjectives and nouns that negate nothing
 Czech law and news article of the shared corpus (which it was written on: a measure of fit, not
 of generality) it reads 67 of the 161 distinct "ne" words as negated verbs, none wrongly, and
 misses three ("neplní", "nečiní", "neodstraní").
-Words that only go with another cue ("ne ... pas", "neither ... nor", "weder ... noch") are not
-counted twice: one of each pair is a cue.
+Korean negates with separate words that take endings ("지급하지 않는", "규정이 없는 한", "못하다",
+"아니다"): a Hangul word beginning with 않, 없, 못 or 아니/아닌 is a cue. Words that only go with
+another cue ("ne ... pas", "neither ... nor", "weder ... noch") are not counted twice: one of each
+pair is a cue.
+
+A passage in a language none of these cover (`reads` says which are) has no cue this module can
+see, so comparing it with a claim that negates would flag every such citation: the flag is not
+computed there (support.py), the score decides alone.
 """
 
 from __future__ import annotations
@@ -58,6 +64,10 @@ _CZECH_NOT_PREFIXED = ("nej", "nebo", "než", "nech", "nemoc", "neděl", "nebez"
 _CZECH_VERB_END = re.compile(r"(?:uje|ují|ají|ejí|[^nňe]í|[^nvý]á|oná|ává|ývá|ívá|[dzsvbj]e|[^č]ne"
                              r"|l|la|lo|li|ly|me|te)$")
 _CZECH_NEGATED_IRREGULAR = frozenset("nejde nejdou nejedná nejednají nejsem nejsme nejste nejsi".split())
+_KOREAN_NEGATION = ("않", "없", "못", "아니", "아닌")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+# Languages (ISO 639-1, as the index records them) whose negation `cues` reads: Slovak by the Czech rule
+READS = frozenset(CUES) | {"sk", "ko"}
 
 
 def cues(text: str) -> int:
@@ -65,7 +75,14 @@ def cues(text: str) -> int:
     folded = re.sub(r"\bn'", "ne ", re.sub(r"n't\b", " not", normalise(text)))  # can't, n'est
     folded = _NOT_NEGATING.sub(lambda m: " not " if m.group() == "no longer" else " ", folded)
     czech = bool(_CZECH_LETTERS.search(folded))
-    return sum(word in _ALL or (czech and _czech_verb(word)) for word in _WORDS.findall(folded))
+    return sum(word in _ALL or (czech and _czech_verb(word)) or (word.startswith(_KOREAN_NEGATION) and bool(_HANGUL.match(word)))
+               for word in _WORDS.findall(folded))
+
+
+def reads(language: str | None) -> bool:
+    """Whether `cues` can read negation in a passage of this language (None: not known, read as
+    if it could: most of the corpus is in a covered language)."""
+    return language is None or language in READS
 
 
 def _czech_verb(word: str) -> bool:

@@ -137,7 +137,7 @@ def evidence(conn: psycopg.Connection, embedder: Embedder, pairs: Sequence[tuple
     document's `language`): cross-lingual pairs by the multilingual model (crosslingual.py), the
     rest by `monolingual_evidence`, each in one batch."""
     languages = {claim: crosslingual.claim_language(claim) for claim in {claim for claim, _, _ in pairs}}
-    crossed = [crosslingual.is_crosslingual(languages[claim], chunk.get("language")) for claim, _, chunk in pairs]
+    crossed = [crosslingual.crosses(claim, chunk.get("language")) for claim, _, chunk in pairs]
     same = monolingual_evidence(conn, embedder, [p for p, x in zip(pairs, crossed) if not x])
     other = crosslingual_evidence([p for p, x in zip(pairs, crossed) if x], languages)
     return [next(other) if x else next(same) for x in crossed] if pairs else []
@@ -166,8 +166,33 @@ def crosslingual_evidence(pairs: Sequence[tuple[str, int, dict]], languages: dic
         if ranked:
             similarity = max(similarity, float(passage_vector[fields.canonical(split[cid][ranked[0]])] @ vector))
         best = [split[cid][i] for i in ranked[:2]]
-        yield Scored(similarity, 0.0, float(polarity.mismatch(claim, best)), best[0] if best else "",
+        yield Scored(similarity, 0.0, _flag(claim, split[cid], ranked, chunk), best[0] if best else "",
                      languages=(languages[claim], chunk.get("language")))
+
+
+def _flag(claim: str, found: list[str], ranked: list[int], chunk: dict) -> float:
+    """The polarity flag, where polarity.py can read the passage's language (else 0: no evidence),
+    of the claim against its best sentences, each completed where it is a wrapped line."""
+    if not polarity.reads(chunk.get("language")):
+        return 0.0
+    return float(polarity.mismatch(claim, [_completed(found, i) for i in ranked[:2]]))
+
+
+_ENDS_SENTENCE = re.compile(r"[.!?;:)\]\"'”»]$")
+
+
+def _completed(found: list[str], i: int) -> str:
+    """Line `i` of a chunk with the lines of the same sentence around it (at most two either
+    side): in a PDF's wrapped text a "sentence" here is a line, and the negation of the sentence a
+    claim restates may sit on the next one ("... 지급하고, 다른 보험사는" / "불인정하여 ... 지급하지
+    않는 등 ..."). A line that ends a sentence after one that does stays alone."""
+    start = i
+    while start > 0 and i - start < 2 and not _ENDS_SENTENCE.search(found[start - 1]):
+        start -= 1
+    end = i
+    while end + 1 < len(found) and end - i < 2 and not _ENDS_SENTENCE.search(found[end]):
+        end += 1
+    return " ".join(found[start:end + 1])
 
 
 def _crosslingual_candidates(claim: str, found: list[str]) -> list[int]:
@@ -214,7 +239,7 @@ def monolingual_evidence(conn: psycopg.Connection, embedder: Embedder, pairs: Se
         if ranked:
             similarity = max(similarity, float(sentence_vector[(cid, ranked[0])] @ vector))
         best = [split[cid][i] for i in ranked[:2]]
-        scored.append(Scored(similarity, cov, float(polarity.mismatch(claim, best)), best[0] if best else ""))
+        scored.append(Scored(similarity, cov, _flag(claim, split[cid], ranked, chunk), best[0] if best else ""))
     return iter(scored)
 
 

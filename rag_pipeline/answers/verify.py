@@ -57,7 +57,12 @@ class CitationCheck:
     reason: str
     chunk: dict[str, Any] | None  # the chunk as the index holds it (None: no such chunk)
     visible: bool
-    score: dict[str, float] | None = None  # similarity, term coverage, support score when scored
+    score: dict[str, Any] | None = None  # similarity, term coverage, support score when scored
+
+    @property
+    def crosslingual(self) -> bool:
+        """Whether the support score judged it across languages (by the multilingual model)."""
+        return self.score is not None and "crosslingual" in self.score
 
     def to_dict(self, *, for_caller: bool = True) -> dict[str, Any]:
         """The citation's check; for the caller, nothing about a chunk it may not see."""
@@ -99,9 +104,20 @@ class Verification:
     judged_as_of: datetime
     threshold: support.Threshold
 
+    @property
+    def needs_review(self) -> bool:
+        """Whether a person should confirm the verdict though no claim failed: some claim stands
+        only on citations judged across languages, where the multilingual similarity tells the
+        passage's topic, not whether it says what the claim says (a reversed or changed claim in
+        the passage's words scores as high; README, "Checked citations"). Such answers join the
+        review queue as flagged ones do."""
+        return any(c.status == "supported" and all(x.crosslingual for x in c.citations if x.status == "ok")
+                   for c in self.claims)
+
     def to_dict(self) -> dict[str, Any]:
-        """The output of `verify` (DESIGN.md, "Answers")."""
+        """The output of `verify` (DESIGN.md, "Answers"; `needs_review` is this project's)."""
         return {"answer_id": self.answer_id, "log_id": self.log_id, "verdict": self.verdict, "message": self.message,
+                "needs_review": self.needs_review,
                 "judged_as_of": self.judged_as_of, "claims": [c.to_dict() for c in self.claims],
                 "support_threshold": {"threshold": round(self.threshold.value, 4),
                                       "coverage_weight": self.threshold.coverage_weight,
@@ -135,7 +151,7 @@ def verify(conn: psycopg.Connection, embedder: Embedder, draft: Draft, *, user: 
             "support_coverage_weight": threshold.coverage_weight, "support_source": threshold.source,
             "support_polarity_weight": threshold.polarity_weight,
             "support_crosslingual_threshold": threshold.crosslingual_value,
-            "support_calibration_id": calibration_id,
+            "support_calibration_id": calibration_id, "needs_review": result.needs_review,
         })
     return result
 
@@ -235,7 +251,8 @@ def _judge_support(conn: psycopg.Connection, embedder: Embedder, draft: Draft, c
             if check.chunk_id not in facts:
                 facts[check.chunk_id] = exact.facts(check.chunk["text"])
             passage = facts[check.chunk_id]
-            absent = exact.missing(claim.text, claim_fields, passage)
+            absent = exact.missing(claim.text, claim_fields, passage,
+                                   foreign_script=exact.scripts_differ(claim.text, check.chunk["text"]))
             if absent:
                 check.status = "unsupported"
                 check.reason = (f"chunk {check.chunk_id} does not state the claim's "

@@ -71,11 +71,12 @@ def record_answer(conn: psycopg.Connection, fields: dict[str, Any]) -> int:
         found = conn.execute(
             "INSERT INTO answers (search_id, judged_as_of, caller, draft, claims, verdict, message, model_id,"
             " support_threshold, support_coverage_weight, support_source, support_calibration_id, support_polarity_weight,"
-            " support_crosslingual_threshold)"
+            " support_crosslingual_threshold, needs_review)"
             " VALUES (%(search_id)s, %(judged_as_of)s, %(caller)s, %(draft)s::jsonb, %(claims)s::jsonb, %(verdict)s,"
             " %(message)s, %(model_id)s, %(support_threshold)s, %(support_coverage_weight)s, %(support_source)s,"
-            " %(support_calibration_id)s, %(support_polarity_weight)s, %(support_crosslingual_threshold)s) RETURNING id",
-            {**fields, "draft": json.dumps(fields["draft"]), "claims": json.dumps(fields["claims"], default=str)},
+            " %(support_calibration_id)s, %(support_polarity_weight)s, %(support_crosslingual_threshold)s,"
+            " %(needs_review)s) RETURNING id",
+            {"needs_review": False, **fields, "draft": json.dumps(fields["draft"]), "claims": json.dumps(fields["claims"], default=str)},
         ).fetchone()
     return int(found[0])
 

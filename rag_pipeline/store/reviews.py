@@ -20,7 +20,7 @@ from rag_pipeline.store._sql import row, rows
 
 # The queue's status filter -> (state, verdict) conditions on review_queue.
 STATUS_FILTERS: dict[str, tuple[str | None, str | None]] = {
-    "open": ("open", None),          # flagged or rejected, no decision yet
+    "open": ("open", None),          # flagged, rejected or verified needing review (032), no decision yet
     "flagged": ("open", "flagged"),
     "rejected": ("open", "rejected"),
     "approve": ("approve", None),    # the latest decision

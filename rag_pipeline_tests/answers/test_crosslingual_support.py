@@ -152,6 +152,7 @@ def test_an_english_claim_on_a_czech_or_german_passage_is_judged_across_language
     assert judged[0][2]["polarity_flag"] == 0
     record = query(url, "SELECT support_crosslingual_threshold, claims FROM answers WHERE id = %s", out["answer_id"])[0]
     assert record[0] == pytest.approx(threshold) and record[1][0]["citations"][0]["support"]["crosslingual"]["passage_language"] == "cs"
+    assert out["needs_review"] is True  # flagged anyway; its supported claims stand on other languages only
     shown = query(url, "SELECT support_crosslingual_threshold FROM answer_record WHERE answer_id = %s", out["answer_id"])
     assert shown and shown[0][0] == pytest.approx(threshold)
 
@@ -232,6 +233,12 @@ def test_calibrate_support_fits_the_crosslingual_threshold_and_verify_applies_it
     code, out = _verify(capsys, config, tmp_path, {"log_id": searched["log_id"], "claims": [
         {"text": "Rügen is the largest German island.", "citations": [{"chunk_id": islands}]}]})
     assert code == 0 and out["verdict"] == "verified", out
+    # verified, but only across languages: it opens in the review queue as a flagged answer does
+    assert out["needs_review"] is True
+    assert query(url, "SELECT verdict, state FROM review_queue WHERE answer_id = %s", out["answer_id"]) == [("verified", "open")]
+    code, listed = run_cli(capsys, "review", "list", "--config", str(config))
+    assert code == 0 and out["answer_id"] in [r["answer_id"] for r in listed["answers"]], listed
+    assert query(url, "SELECT needs_review FROM answer_record WHERE answer_id = %s", out["answer_id"]) == [(True,)]
     assert out["support_threshold"]["crosslingual_threshold"] == pytest.approx(stored[0], abs=1e-4)
     assert out["claims"][0]["citations"][0]["support"]["crosslingual"]["threshold"] == pytest.approx(stored[0], abs=1e-4)
     assert str(cases) in out["support_threshold"]["source"]
@@ -265,7 +272,8 @@ def test_a_broken_multilingual_model_fails_the_answer_and_records_nothing(capsys
     searched = _search(capsys, config, "What is the hotel cap in Berlin?")
     code, out = _verify(capsys, config, tmp_path, {"log_id": searched["log_id"], "claims": [
         {"text": "Hotels in Berlin are paid up to EUR 140 a night.", "citations": [{"chunk_id": hotels}]}]})
-    assert code == 0 and out["verdict"] == "verified", out
+    assert code == 0 and out["verdict"] == "verified" and out["needs_review"] is False, out
+    assert query(url, "SELECT state FROM review_queue WHERE answer_id = %s", out["answer_id"]) == [("verified",)]
 
 
 @pytest.mark.parametrize(("claim", "language"), [
@@ -297,6 +305,27 @@ def test_a_pair_is_crosslingual_when_the_languages_differ(claim, passage, crosse
     assert crosslingual.is_crosslingual(claim, passage) is crossed
 
 
+def test_on_a_passage_in_another_script_an_identifier_stands_on_its_digits() -> None:
+    """Names are written in the passage's script ("COVID-19" is "코로나-19"); their digits are not.
+    In the same script the rule holds: a French passage that never says "SQL" does not state it."""
+    from rag_pipeline.answers import fields
+
+    claim = "Some insurers treat COVID-19 as a disaster under the GDPR."
+    found = fields.extract(claim)
+    korean = "보험사는 코로나-19를 재해로 인정하여 재해보험금을 지급하고"
+    assert fields.scripts_differ(claim, korean) and not fields.scripts_differ(claim, "Le langage QSL traduit les requêtes.")
+    assert fields.missing(claim, found, fields.facts(korean), foreign_script=True) == []
+    assert {f.key for f in fields.missing(claim, found, fields.facts(korean))} == {"covid-19", "gdpr"}
+    other = fields.facts("보험사는 코로나-20를 재해로 인정하여")
+    assert [f.key for f in fields.missing(claim, found, other, foreign_script=True)] == ["covid-19"]
+    number = "The figure is 42."
+    assert fields.missing(number, fields.extract(number), fields.facts(korean), foreign_script=True)  # numbers still checked
+    sql = "QSL translates OLAP queries into SQL."
+    french = fields.facts("Le langage QSL manipule des requêtes OLAP.")
+    assert [f.key for f in fields.missing(sql, fields.extract(sql), french)] == ["sql"]
+    assert not fields.scripts_differ("", "") and fields.scripts_differ("Ελληνικά κείμενα εδώ", "English text")
+
+
 def test_the_crosslingual_fit_needs_both_kinds_and_splits_them() -> None:
     base = support.Calibration(1.2, 0.5, 0.5)
     ok = [(0.88, 0.0, 0.0), (0.9, 0.0, 0.0), (0.86, 0.0, 0.0)]
@@ -317,6 +346,27 @@ def test_the_crosslingual_fit_needs_both_kinds_and_splits_them() -> None:
     ("Pachatel jednal z nedbalosti nebo neoprávněně.", False),  # noun and adverb of a "ne" stem
     ("Nejvyšší soud rozhodl neprodleně než obvykle.", False),  # superlative, adverb, "than"
     ("The network is nearly newly built.", False),  # English "ne" words: no Czech letters, no rule
+    ("재해보험금을 지급하지 않는 등 혼선이 야기되고 있어", True), ("약관 상 명백한 규정이 없는 한", True),  # Korean
+    ("보험사는 코로나-19를 재해로 인정하여 재해보험금을 지급하고", False),
 ])
 def test_czech_negation_by_a_verb_prefix_is_a_cue(text: str, negates: bool) -> None:
     assert negated(text) is negates
+
+
+def test_no_polarity_flag_where_the_passage_language_has_no_cues() -> None:
+    """A claim that negates, on a passage in a language polarity.py cannot read, would be flagged
+    by the absence of cues it cannot see: the flag is not computed there."""
+    from rag_pipeline.answers.polarity import reads
+
+    assert reads("cs") and reads("sk") and reads("ko") and reads("en") and reads(None)
+    assert not reads("ja") and not reads("ru")
+    claim = "The insurers do not pay."
+    assert support._flag(claim, ["保険会社は支払わない。"], [0], {"language": "ja"}) == 0.0
+    assert support._flag(claim, ["Versicherer zahlen."], [0], {"language": "de"}) == 1.0
+    # a negation on the line after the best one (wrapped PDF text) is the restated sentence's
+    lines = ["Einige Versicherer zahlen, andere", "zahlen nicht.", "Der Bericht ist von 2020."]
+    assert support._flag(claim, lines, [0, 2], {"language": "de"}) == 0.0
+    # whole sentences stay alone: the neighbour's negation is another sentence's
+    whole = ["Versicherer zahlen.", "Der Bericht ist nicht neu."]
+    assert support._flag(claim, whole, [0], {"language": "de"}) == 1.0
+    assert support._flag("Insurers pay.", whole, [0], {"language": "de"}) == 0.0

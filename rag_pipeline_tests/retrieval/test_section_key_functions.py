@@ -118,9 +118,10 @@ def test_hostile_headings_and_bodies_give_the_same_keys(both: psycopg.Connection
 
 
 def test_an_index_built_before_030_answers_the_same_after_it(pg_server_url: str, tmp_path: Path) -> None:
-    """A database at 029 whose expression index was built with 022's functions, then migrated to
-    030 (the index is not rebuilt): the index, read through the new functions, finds exactly the
-    rows each key names, and the planner still uses it."""
+    """A database without 030 whose expression index was built with 022's functions, then migrated
+    to 030 (the index is not rebuilt): the index, read through the new functions, finds exactly the
+    rows each key names, and the planner still uses it. (The migrations after 030 stay in the
+    tree before: sql/views.sql, which the tree's migrate recreates, reads their columns.)"""
     import shutil
     import uuid
 
@@ -130,9 +131,7 @@ def test_an_index_built_before_030_answers_the_same_after_it(pg_server_url: str,
 
     before = tmp_path / "sql"
     shutil.copytree(ROOT / "sql", before)
-    for later in sorted((before / "migrations").glob("*.sql")):
-        if later.stem >= "030":
-            later.unlink()
+    (before / "migrations" / "030_section_keys_plpgsql.sql").unlink()
     name = "rp_test_" + uuid.uuid4().hex[:12]
     with psycopg.connect(pg_server_url, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
