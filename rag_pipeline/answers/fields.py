@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from rag_pipeline.answers.figures import CUR, NUM, ascii_digits, normalise, prepare, value, words_to_digits
 
 KINDS = ("date", "amount", "percentage", "duration", "identifier", "number")
+SCRIPT_SAMPLE = 2000  # characters of a passage whose letters say its script
 
 # Month names by number: English (and its abbreviations), German, French and Czech (nominative
 # and the genitive a Czech date uses, "1. ledna 2026"): the corpus's passages write dates in their
@@ -110,6 +111,7 @@ class Facts:
     prose_values: frozenset[str] = frozenset()  # numeric values stated outside Markdown tables
     tables: tuple[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]], ...] = ()  # (header cells, rows)
     initialisms: frozenset[str] = frozenset()  # what its capitalised names abbreviate to ("Chief Executive Officer": ceo)
+    latin: bool = True  # written mostly in Latin letters (`latin`): else a claim's names are written otherwise there
 
 
 def _key(kind: str, match: re.Match[str]) -> str | None:
@@ -202,7 +204,7 @@ def facts(text: str) -> Facts:
     prose = "\n".join(line for line in _lines(text) if not line.lstrip().startswith("|"))
     return Facts(frozenset(keys), frozenset(values), frozenset(currencies),
                  "%" in prepared or bool(re.search(r"\bper\s?cent", prepared)), prepared,
-                 frozenset(_values(prose)), _tables(text), _initialisms(text))
+                 frozenset(_values(prose)), _tables(text), _initialisms(text), latin(text[:SCRIPT_SAMPLE]))
 
 
 _CONNECTORS = frozenset({"of", "and", "for", "the", "&"})
@@ -304,10 +306,11 @@ def stated(field: Field, passage: Facts, claim_terms: set[str] | None = None) ->
     return field.key in passage.values
 
 
-def missing(claim: str, claim_fields: list[Field], passage: Facts, *, foreign_script: bool = False) -> list[Field]:
-    """The claim's fields the passage does not state; `foreign_script`: the passage is written in
-    another script than the claim (`scripts_differ`; identifiers by their digits only)."""
+def missing(claim: str, claim_fields: list[Field], passage: Facts) -> list[Field]:
+    """The claim's fields the passage does not state (identifiers by their digits only where the
+    passage is written in another script than the claim: module docstring)."""
     claim_terms = terms(claim)
+    foreign_script = latin(claim) != passage.latin
     return [f for f in claim_fields
             if not (_stated_by_digits(f, passage) if foreign_script and f.kind == "identifier" else stated(f, passage, claim_terms))]
 
@@ -318,15 +321,8 @@ def _stated_by_digits(field: Field, passage: Facts) -> bool:
     return all(value(group) in passage.values for group in re.findall(r"\d+", field.key))
 
 
-SCRIPT_SAMPLE = 2000  # characters of a passage whose letters say its script
-
-
-def scripts_differ(claim: str, passage: str) -> bool:
-    """Whether one text is written mostly in Latin letters and the other mostly not."""
-    return _latin(claim) != _latin(passage[:SCRIPT_SAMPLE])
-
-
-def _latin(text: str) -> bool:
+def latin(text: str) -> bool:
+    """Whether a text is written mostly in Latin letters (one without letters counts as Latin)."""
     letters = [ch for ch in text if ch.isalpha()]
     if not letters:
         return True

@@ -136,14 +136,13 @@ def evidence(conn: psycopg.Connection, embedder: Embedder, pairs: Sequence[tuple
     """The signals of each (claim text, chunk id, chunk row with `text`, `embedding` and the
     document's `language`): cross-lingual pairs by the multilingual model (crosslingual.py), the
     rest by `monolingual_evidence`, each in one batch."""
-    languages = {claim: crosslingual.claim_language(claim) for claim in {claim for claim, _, _ in pairs}}
     crossed = [crosslingual.crosses(claim, chunk.get("language")) for claim, _, chunk in pairs]
     same = monolingual_evidence(conn, embedder, [p for p, x in zip(pairs, crossed) if not x])
-    other = crosslingual_evidence([p for p, x in zip(pairs, crossed) if x], languages)
+    other = crosslingual_evidence([p for p, x in zip(pairs, crossed) if x])
     return [next(other) if x else next(same) for x in crossed] if pairs else []
 
 
-def crosslingual_evidence(pairs: Sequence[tuple[str, int, dict]], languages: dict[str, str | None]) -> Iterator[Scored]:
+def crosslingual_evidence(pairs: Sequence[tuple[str, int, dict]]) -> Iterator[Scored]:
     """Similarity by the multilingual model: the best of the claim against the chunk's text
     (its first CROSS_PASSAGE_CHARS) and its CROSS_CANDIDATES candidate sentences, each distinct
     text encoded once, both sides in canonical form (a Czech "1. ledna 2026" and an English
@@ -151,23 +150,25 @@ def crosslingual_evidence(pairs: Sequence[tuple[str, int, dict]], languages: dic
     when some do, else those sharing the most words with it (names, codes), then the first. No
     term coverage (module docstring); the polarity flag as for any pair (its cues cover the
     corpus' languages)."""
+    if not pairs:
+        return
     split = {cid: sentences(chunk["text"]) for _, cid, chunk in pairs}
     chosen = [_crosslingual_candidates(claim, split[cid]) for claim, cid, _ in pairs]
+    whole = {cid: fields.canonical(chunk["text"][:CROSS_PASSAGE_CHARS]) for _, cid, chunk in pairs}
+    canonical = {(cid, i): fields.canonical(split[cid][i]) for (_, cid, _), found in zip(pairs, chosen) for i in found}
     claims = sorted({fields.canonical(claim) for claim, _, _ in pairs})
-    passages = sorted({fields.canonical(chunk["text"][:CROSS_PASSAGE_CHARS]) for _, _, chunk in pairs}
-                      | {fields.canonical(split[cid][i]) for (_, cid, _), found in zip(pairs, chosen) for i in found})
-    queries, encoded = crosslingual.encode(claims, passages) if pairs else (None, None)
-    claim_vector = dict(zip(claims, queries if queries is not None else []))
-    passage_vector = dict(zip(passages, encoded if encoded is not None else []))
+    passages = sorted(set(whole.values()) | set(canonical.values()))
+    queries, encoded = crosslingual.encode(claims, passages)
+    claim_vector, passage_vector = dict(zip(claims, queries)), dict(zip(passages, encoded))
     for (claim, cid, chunk), found in zip(pairs, chosen):
         vector = claim_vector[fields.canonical(claim)]
-        ranked = sorted(found, key=lambda i: -float(passage_vector[fields.canonical(split[cid][i])] @ vector))
-        similarity = float(passage_vector[fields.canonical(chunk["text"][:CROSS_PASSAGE_CHARS])] @ vector)
+        ranked = sorted(found, key=lambda i: -float(passage_vector[canonical[(cid, i)]] @ vector))
+        similarity = float(passage_vector[whole[cid]] @ vector)
         if ranked:
-            similarity = max(similarity, float(passage_vector[fields.canonical(split[cid][ranked[0]])] @ vector))
+            similarity = max(similarity, float(passage_vector[canonical[(cid, ranked[0])]] @ vector))
         best = [split[cid][i] for i in ranked[:2]]
         yield Scored(similarity, 0.0, _flag(claim, split[cid], ranked, chunk), best[0] if best else "",
-                     languages=(languages[claim], chunk.get("language")))
+                     languages=(crosslingual.claim_language(claim), chunk.get("language")))
 
 
 def _flag(claim: str, found: list[str], ranked: list[int], chunk: dict) -> float:

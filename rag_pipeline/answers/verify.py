@@ -251,8 +251,7 @@ def _judge_support(conn: psycopg.Connection, embedder: Embedder, draft: Draft, c
             if check.chunk_id not in facts:
                 facts[check.chunk_id] = exact.facts(check.chunk["text"])
             passage = facts[check.chunk_id]
-            absent = exact.missing(claim.text, claim_fields, passage,
-                                   foreign_script=exact.scripts_differ(claim.text, check.chunk["text"]))
+            absent = exact.missing(claim.text, claim_fields, passage)
             if absent:
                 check.status = "unsupported"
                 check.reason = (f"chunk {check.chunk_id} does not state the claim's "

@@ -290,7 +290,7 @@ def test_a_claims_language_is_told_or_left_unknown(claim: str, language: str | N
     assert crosslingual.claim_language(claim) == language
 
 
-def test_a_huge_mixed_claim_is_told_in_bounded_time_and_never_raises() -> None:
+def test_a_huge_or_repetitive_claim_is_told_without_error() -> None:
     mixed = ("Rügen ist die größte deutsche Insel. " * 2000) + ("The court does not impose a fine. " * 2000)
     assert crosslingual.claim_language(mixed) in {"de", "en", None}  # langdetect reads a bounded sample
     assert crosslingual.claim_language("ß" * 100_000) in {None, "de"}  # one letter repeated
@@ -312,18 +312,17 @@ def test_on_a_passage_in_another_script_an_identifier_stands_on_its_digits() -> 
 
     claim = "Some insurers treat COVID-19 as a disaster under the GDPR."
     found = fields.extract(claim)
-    korean = "보험사는 코로나-19를 재해로 인정하여 재해보험금을 지급하고"
-    assert fields.scripts_differ(claim, korean) and not fields.scripts_differ(claim, "Le langage QSL traduit les requêtes.")
-    assert fields.missing(claim, found, fields.facts(korean), foreign_script=True) == []
-    assert {f.key for f in fields.missing(claim, found, fields.facts(korean))} == {"covid-19", "gdpr"}
+    korean = fields.facts("보험사는 코로나-19를 재해로 인정하여 재해보험금을 지급하고")
+    assert not korean.latin and fields.facts("Le langage QSL traduit les requêtes.").latin
+    assert fields.missing(claim, found, korean) == []
     other = fields.facts("보험사는 코로나-20를 재해로 인정하여")
-    assert [f.key for f in fields.missing(claim, found, other, foreign_script=True)] == ["covid-19"]
+    assert [f.key for f in fields.missing(claim, found, other)] == ["covid-19"]
     number = "The figure is 42."
-    assert fields.missing(number, fields.extract(number), fields.facts(korean), foreign_script=True)  # numbers still checked
+    assert fields.missing(number, fields.extract(number), korean)  # numbers still checked
     sql = "QSL translates OLAP queries into SQL."
     french = fields.facts("Le langage QSL manipule des requêtes OLAP.")
     assert [f.key for f in fields.missing(sql, fields.extract(sql), french)] == ["sql"]
-    assert not fields.scripts_differ("", "") and fields.scripts_differ("Ελληνικά κείμενα εδώ", "English text")
+    assert fields.latin("") and not fields.latin("Ελληνικά κείμενα εδώ")
 
 
 def test_the_crosslingual_fit_needs_both_kinds_and_splits_them() -> None:
