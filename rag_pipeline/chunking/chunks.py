@@ -21,7 +21,7 @@ from rag_pipeline.chunking import merge
 from rag_pipeline.chunking.paragraph_headings import promote_paragraph_headings
 from rag_pipeline.parsing.types import Element
 
-CHUNKER_VERSION = "sections5"  # sections5: short sibling sections merged into one chunk (merge.py); sections4: document identity line, headings from paragraph form; sections3: per-language full-text configuration; sections2: repeated empty headings keep their own offsets
+CHUNKER_VERSION = "sections6"  # sections6: a heading with no body carried by the paths under it instead of a chunk of its own; sections5: short sibling sections merged into one chunk (merge.py); sections4: document identity line, headings from paragraph form; sections3: per-language full-text configuration; sections2: repeated empty headings keep their own offsets
 ELEMENT_SEPARATOR = "\n\n"
 MAX_IDENTITY_TOKENS = 48  # the identity line's share of the 256-token input, at most
 MAX_CHUNK_CHARS = 4000  # long unbroken "words" tokenise to one [UNK]; keep chunks readable anyway
@@ -83,7 +83,10 @@ def cleaned_text(elements: Sequence[Element]) -> tuple[str, list[tuple[int, int]
 def section_prefix(path: Sequence[str], identity: str = "") -> str:
     """What precedes a chunk's text in its model input: the identity line, then the path. An
     identity that only repeats the path's top heading (a "Travel Policy" file whose first
-    heading is "Travel Policy") is said once: saying it twice weighs the title over the text."""
+    heading is "Travel Policy") is said once: saying it twice weighs the title over the text.
+    (A long title the identity shortened with an ellipsis is said twice, shortened and whole:
+    saying it once cost SciFact 0.002 nDCG@10 in hybrid+rerank, 0.721 -> 0.719, where titles
+    carry the claims; bench/README.md, issue 28.)"""
     repeats = bool(path) and " ".join(identity.split()).casefold() == " ".join(path[0].split()).casefold()
     head = identity + "\n" if identity and not repeats else ""
     return head + (" > ".join(path) + "\n" if path else "")
@@ -102,8 +105,11 @@ def chunk_elements(
     target = min(target_tokens or max_tokens, max_tokens)
     identity = fit_identity(identity, count_tokens)
     text, spans = cleaned_text(elements)
-    sections = _sections(promote_paragraph_headings(elements))
+    promoted = promote_paragraph_headings(elements)
+    sections = _sections(promoted)
     planned = [_plan(section, elements, spans, text, identity, count_tokens, target) for section in sections]
+    kept = _carried_headings_dropped(sections, planned, promoted)
+    sections, planned = [sections[i] for i in kept], [planned[i] for i in kept]
 
     def fits(run: Sequence[merge.Section]) -> bool:
         start, end = spans[merge.run_start(run)][0], spans[run[-1].members[-1]][1]
@@ -141,6 +147,28 @@ def _plan(section: merge.Section, elements: Sequence[Element], spans: list[tuple
     return path, _pack(pieces, text, count, budget)
 
 
+def _carried_headings_dropped(sections: Sequence[merge.Section], planned: Sequence[tuple[list[str], list]],
+                              elements: Sequence[Element]) -> list[int]:
+    """The sections that are chunked: all but a heading with no body whose next section is
+    under it and keeps it in its path ("# Report" directly followed by "## 1 Scope"). Its text
+    is in every chunk of that section already (the path is embedded and full-text indexed), so
+    a chunk of the heading alone repeats what they say and gives a reader nothing to cite. A
+    heading that ends its document or its part, or that the next section's path had to drop
+    (an absurdly long heading), keeps its own chunk: nothing it says is lost."""
+    kept = []
+    for i, section in enumerate(sections):
+        bodyless = not section.own_heading and len(section.members) == 1 and elements[section.members[0]].kind == "heading"
+        if bodyless and i + 1 < len(sections) and _keeps_heading(sections[i + 1], planned[i + 1][0], section.members[0]):
+            continue
+        kept.append(i)
+    return kept
+
+
+def _keeps_heading(section: merge.Section, path: list[str], heading: int) -> bool:
+    """Whether `section` lies under the heading element `heading` and its planned path still says it."""
+    return heading in section.heads and section.path[section.heads.index(heading)] in path
+
+
 def fit_identity(identity: str, count: TokenCounter) -> str:
     """The identity line within MAX_IDENTITY_TOKENS, cut at a word with an ellipsis if longer."""
     identity = " ".join(identity.split())
@@ -160,7 +188,8 @@ def fit_identity(identity: str, count: TokenCounter) -> str:
 def _sections(elements: Sequence[Element]) -> list[merge.Section]:
     """Each heading's body elements with the heading path above them; text before the first
     heading has an empty path. A heading with no body keeps its own text as content (under its
-    parent's path), so it remains findable."""
+    parent's path), so it remains findable; chunk_elements then drops it where the sections
+    under it say it in their paths (`_carried_headings_dropped`)."""
     stack: list[tuple[int, str, int]] = []  # (level, heading text, element index)
     sections: list[merge.Section] = []
     for i, element in enumerate(elements):

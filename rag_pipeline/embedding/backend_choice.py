@@ -58,10 +58,10 @@ def machine_key(weights_sha256: str, setting: str) -> str:
     """What a cached measurement is valid for: these weights on this CPU with these libraries.
     Computed without importing torch, so a process whose choice is cached and whose backend is
     ONNX Runtime never imports it."""
-    from rag_pipeline.embedding.onnx_backend import cpu_threads, library_version
+    from rag_pipeline.embedding.onnx_backend import GRAPH, cpu_threads, library_version
 
     return "|".join((weights_sha256, setting, cpu_capability(), str(cpu_threads()),
-                     library_version("torch"), library_version("onnxruntime")))
+                     library_version("torch"), library_version("onnxruntime"), GRAPH))
 
 
 def cpu_capability(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:

@@ -89,3 +89,38 @@ def test_repeated_empty_headings_each_keep_their_own_text_and_offsets(embedder) 
     exercises = [c for c in chunks if c.text == "Exercises"]
     assert [(c.char_start, c.char_end) for c in exercises] == [spans[1], spans[3]]
     assert [c.section_path for c in exercises] == [["Chapter 1"], ["Chapter 2"]]
+
+
+def _report(title: str) -> list[Element]:
+    return [
+        Element("heading", title, level=1),
+        Element("heading", "1 Scope", level=2),
+        Element("paragraph", "The audit covers every warehouse in the northern region.", page=1),
+        Element("heading", "2 Findings", level=2),
+        Element("paragraph", "Two of nine warehouses kept no record of returned goods.", page=2),
+    ]
+
+
+def test_a_heading_with_no_body_lives_in_the_paths_under_it_not_in_a_chunk_of_its_own(embedder) -> None:
+    elements = _report("Warehouse audit") + [Element("heading", "Appendix", level=2)]
+    chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)
+    texts = [c.text for c in chunks]
+    assert "Warehouse audit" not in texts  # said by every chunk under it
+    assert all(c.search_text.startswith("Warehouse audit > ") for c in chunks if c.text != "Appendix")
+    assert "Appendix" in texts  # ends the document: nothing under it says it, so it keeps its chunk
+    # a bodyless heading followed by a sibling, not a child, keeps its chunk too
+    siblings = [Element("heading", "Part A", level=2), Element("heading", "Part B", level=2),
+                Element("paragraph", "Part B holds the text.")]
+    assert "Part A" in [c.text for c in chunk_elements(siblings, embedder.count_tokens, embedder.max_tokens)]
+
+
+def test_an_absurdly_long_bodyless_heading_keeps_its_words_findable(embedder) -> None:
+    """A heading too long for the paths under it (they keep only their own heading) is not
+    dropped: its words stay in a chunk of its own."""
+    heading = " ".join(f"clause{i}" for i in range(400))
+    elements = [Element("heading", heading, level=1), Element("heading", "1 Scope", level=2),
+                Element("paragraph", "The scope is the northern region.")]
+    chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)
+    joined = " ".join(c.search_text for c in chunks)
+    assert "clause0" in joined and "clause399" in joined
+    assert all(c.token_count <= embedder.max_tokens for c in chunks)

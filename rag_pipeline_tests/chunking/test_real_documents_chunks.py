@@ -107,3 +107,26 @@ def test_slide_titles_head_their_slides_chunks(corpus_dir: Path) -> None:
     _, chunks = chunks_of(corpus_dir, "pptx/docling_powerpoint_sample.pptx")
     assert all(c.page_start is not None for c in chunks)
     assert any(c.section_path for c in chunks)
+
+
+@pytest.mark.parametrize("relative", DOCUMENTS)
+def test_every_heading_is_searchable_and_no_chunk_only_repeats_its_headings(corpus_dir: Path, relative: str,
+                                                                           embedder) -> None:
+    """A heading with no body of its own is said by the section paths of the chunks under it
+    (embedded and full-text indexed), not by a chunk of its own; nothing a heading says is lost."""
+    from rag_pipeline.chunking.document_identity import document_identity
+    from rag_pipeline.chunking.paragraph_headings import promote_paragraph_headings
+
+    path = corpus_dir / "docs" / relative
+    parsed = parse_document(path.read_bytes(), path.name, NO_OCR)
+    elements, _ = clean_elements(parsed.elements)
+    identity = document_identity(parsed.title, elements, relative)
+    chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens, identity=identity)
+    said = [" ".join(c.search_text.split()) for c in chunks]
+    headings = [" ".join(e.text.split()) for e in promote_paragraph_headings(elements) if e.kind == "heading"]
+    missing = [h for h in headings if h and not any(h in s for s in said)]
+    assert not missing, missing[:5]
+    carried = {" ".join(h.split()) for c in chunks for h in c.section_path}
+    for chunk in chunks:
+        body = " ".join(chunk.text.split())
+        assert body not in carried, (chunk.ord, body)

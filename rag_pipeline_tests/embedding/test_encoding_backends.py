@@ -104,10 +104,10 @@ def test_a_corrupt_choice_cache_is_measured_again(embedder, _private_cache: Path
 
 
 def test_a_corrupt_onnx_export_is_a_clear_error_and_is_replaced_next_time(embedder, _private_cache: Path) -> None:
-    from rag_pipeline.embedding.onnx_backend import OnnxEncoder, export_path
+    from rag_pipeline.embedding.onnx_backend import OnnxEncoder, fused_path
 
     digest = weights_digest(embedder.path)
-    broken = export_path(digest)
+    broken = fused_path(digest)
     broken.parent.mkdir(parents=True, exist_ok=True)
     broken.write_bytes(b"not an onnx graph" * 100)
     with pytest.raises(ModelError, match="ONNX export") as raised:

@@ -128,3 +128,35 @@ def test_int8_is_its_own_model_identity_and_auto_never_chooses_it(embedder, db_u
         assert fp32_id != int8_id
         assert store.models.model_by_id(conn, int8_id)["numerics"] == "int8"
     assert ONNX_INT8 not in Embedder(backend=AUTO)._candidates()
+
+
+def test_the_fp32_graph_is_fused_and_computes_the_models_vectors(embedder) -> None:
+    """The speed of the ONNX path rests on the fusion really happening (one Attention kernel
+    per layer); its vectors must still be the model's, hostile texts included."""
+    import onnx
+
+    from rag_pipeline.embedding.digest_cache import weights_digest
+    from rag_pipeline.embedding.onnx_backend import OnnxEncoder, fused_path
+
+    digest = weights_digest(embedder.path)
+    encoder = OnnxEncoder(embedder.model, digest)
+    ops = [node.op_type for node in onnx.load(str(fused_path(digest)), load_external_data=False).graph.node]
+    layers = embedder.model[0].auto_model.config.num_hidden_layers
+    assert ops.count("Attention") == layers and "EmbedLayerNormalization" in ops
+    fused = np.concatenate([encoder.encode(TEXTS[i:i + 5]) for i in range(0, len(TEXTS), 5)])
+    reference = embedder.model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
+    assert float((fused * reference).sum(axis=1).min()) > 0.99999
+
+
+def test_runs_of_a_few_rows_give_the_vectors_of_one_run(embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rag_pipeline.embedding import onnx_backend
+    from rag_pipeline.embedding.digest_cache import weights_digest
+
+    encoder = onnx_backend.OnnxEncoder(embedder.model, weights_digest(embedder.path))
+    ids = [truncated(i, embedder.max_tokens) for i in embedder.token_ids.ids(TEXTS)]
+    feed = padded(ids, embedder.token_ids.pad_id)  # mixed lengths: most rows padded far
+    in_runs = encoder.encode_ids(feed)
+    monkeypatch.setattr(onnx_backend, "RUN_ROWS", len(TEXTS))
+    at_once = encoder.encode_ids(feed)
+    assert in_runs.shape == at_once.shape == (len(TEXTS), 384)
+    assert np.allclose(in_runs, at_once, atol=1e-5)
