@@ -33,14 +33,13 @@ import numpy as np
 from rag_pipeline.chunking.chunks import chunk_elements
 from rag_pipeline.chunking.document_identity import document_identity
 from rag_pipeline.cleaning.clean import clean_elements
-from rag_pipeline.embedding import load_embedder
-from rag_pipeline.embedding import onnx_backend
+from rag_pipeline.embedding import load_embedder, onnx_backend
 from rag_pipeline.embedding.digest_cache import weights_digest
 from rag_pipeline.embedding.tokens import length_batches, padded, truncated
 from rag_pipeline.parsing import parse_document
 
 
-def chunk_texts(embedder, count: int) -> list[str]:  # noqa: ANN001
+def chunk_texts(embedder, count: int) -> list[str]:
     """The model input of the first `count` chunks of the generated corpus."""
     texts: list[str] = []
     with tempfile.TemporaryDirectory() as folder:
