@@ -15,7 +15,7 @@ fp32 runs a fused graph: the transformer exported with eager attention, which ON
 transformer optimizer rewrites into one Attention, EmbedLayerNormalization, SkipLayerNormalization
 and BiasGelu kernel each (the default export's scaled-dot-product attention defeats the attention
 fusion). Same fp32 arithmetic, hidden states within 1e-4 of the unfused graph, ~14% less time per
-batch here (bench/bench_encode.py). int8 keeps quantising the unfused export, so the vectors of an
+batch here (bench/bench_onnx_graph.py). int8 keeps quantising the unfused export, so the vectors of an
 int8 index never change under it.
 """
 
@@ -69,16 +69,31 @@ def fused_path(weights_sha256: str) -> Path:
     return plain.with_name(f"{plain.stem}-{GRAPH}.onnx")
 
 
+def unfusable_path(weights_sha256: str) -> Path:
+    """The marker that the optimizer could not rewrite these weights: later processes run the
+    plain export (without loading torch to try again)."""
+    return fused_path(weights_sha256).with_suffix(".unfusable")
+
+
+def runnable_path(weights_sha256: str) -> Path:
+    """The fp32 graph a process runs: the fused one, or the plain export where fusing failed."""
+    return export_path(weights_sha256) if unfusable_path(weights_sha256).is_file() else fused_path(weights_sha256)
+
+
 def fused(model: Any, weights_sha256: str) -> Path:
     """The fused fp32 graph of `model`, built once (atomically) and reused; the plain export
-    when the optimizer cannot rewrite this model (another architecture): slower, never wrong."""
+    when the optimizer cannot rewrite this model (another architecture): slower, never wrong,
+    and remembered (`unfusable_path`) so no later process pays for the attempt again."""
+    if unfusable_path(weights_sha256).is_file():
+        return _plain(model, weights_sha256)
     target = fused_path(weights_sha256)
     if target.is_file():
         return target
     from onnxruntime.transformers.optimizer import optimize_model
 
+    target.parent.mkdir(parents=True, exist_ok=True)  # the temporary file must be on the target's file system
     eager = target.with_name(target.stem + "-eager.onnx")
-    fd, tmp = tempfile.mkstemp(dir=target.parent if target.parent.is_dir() else None, prefix=".fused-", suffix=".onnx")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".fused-", suffix=".onnx")
     os.close(fd)
     try:
         export(model, eager, attention="eager")
@@ -89,13 +104,20 @@ def fused(model: Any, weights_sha256: str) -> Path:
                                        hidden_size=int(config.hidden_size), opt_level=1)
             optimized.save_model_to_file(tmp)
         os.replace(tmp, target)
-    except Exception:  # noqa: BLE001 -- any optimizer failure: the plain graph computes the same vectors
-        plain = export_path(weights_sha256)
-        return plain if plain.is_file() else export(model, plain)
+    except Exception as exc:  # noqa: BLE001 -- any optimizer failure: the plain graph computes the same vectors
+        plain = _plain(model, weights_sha256)
+        unfusable_path(weights_sha256).write_text(f"{type(exc).__name__}: {exc}\n", encoding="utf-8")
+        return plain
     finally:
         Path(tmp).unlink(missing_ok=True)
         eager.unlink(missing_ok=True)
     return target
+
+
+def _plain(model: Any, weights_sha256: str) -> Path:
+    """The plain export of `model`, made if missing."""
+    plain = export_path(weights_sha256)
+    return plain if plain.is_file() else export(model, plain)
 
 
 def export(model: Any, target: Path, attention: str | None = None) -> Path:
@@ -162,13 +184,7 @@ class OnnxEncoder:
             raise ModelError("the embedding model is not a plain transformer with mean or CLS pooling; "
                              "ONNX Runtime cannot run it here: set embedding.backend: torch-fp32")
         self.tokenizer = model.tokenizer
-        if int8:
-            path = export_path(weights_sha256)
-            if not path.is_file():
-                export(model, path)
-            path = quantized(path)
-        else:
-            path = fused(model, weights_sha256)
+        path = quantized(_plain(model, weights_sha256)) if int8 else fused(model, weights_sha256)
         self._open(path, mode, int(model.max_seq_length), threads)
 
     @classmethod
@@ -179,7 +195,7 @@ class OnnxEncoder:
         stack; None otherwise (the caller loads the model). Its batches come as token ids
         (`encode_ids`): it has no tokenizer of its own."""
         mode = pooling_from_files(model_dir)
-        path = int8_path(export_path(weights_sha256)) if int8 else fused_path(weights_sha256)
+        path = int8_path(export_path(weights_sha256)) if int8 else runnable_path(weights_sha256)
         if mode is None or not path.is_file():
             return None
         encoder = cls.__new__(cls)

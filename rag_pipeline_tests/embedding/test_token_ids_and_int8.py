@@ -160,3 +160,35 @@ def test_runs_of_a_few_rows_give_the_vectors_of_one_run(embedder, monkeypatch: p
     at_once = encoder.encode_ids(feed)
     assert in_runs.shape == at_once.shape == (len(TEXTS), 384)
     assert np.allclose(in_runs, at_once, atol=1e-5)
+
+
+def test_a_model_the_optimizer_cannot_fuse_runs_the_plain_graph_and_is_not_retried(
+        embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fault that needs another architecture to happen for real: the optimizer raising. The
+    plain export then encodes (same vectors), and the failure is remembered, so later processes
+    open the plain graph from files (no torch) instead of re-exporting and failing again."""
+    import onnxruntime.transformers.optimizer as optimizer
+
+    from rag_pipeline.embedding.digest_cache import weights_digest
+    from rag_pipeline.embedding.onnx_backend import OnnxEncoder, export_path, fused_path, unfusable_path
+
+    monkeypatch.setenv("RAG_PIPELINE_CACHE_DIR", str(tmp_path / "fresh-cache"))  # not even the folder exists
+    calls: list[str] = []
+
+    def refuse(*args, **kwargs):
+        calls.append("optimize")
+        raise ValueError("unsupported attention pattern")
+
+    monkeypatch.setattr(optimizer, "optimize_model", refuse)
+    digest = weights_digest(embedder.path)
+    first = OnnxEncoder(embedder.model, digest)
+    assert calls == ["optimize"] and not fused_path(digest).exists() and export_path(digest).is_file()
+    assert "unsupported attention pattern" in unfusable_path(digest).read_text(encoding="utf-8")
+    reference = embedder.model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
+    assert float((first.encode(TEXTS) * reference).sum(axis=1).min()) > 0.99999
+    again = OnnxEncoder(embedder.model, digest)
+    from_files = OnnxEncoder.from_files(embedder.path, digest, embedder.max_tokens)
+    assert calls == ["optimize"] and from_files is not None
+    ids = [truncated(i, embedder.max_tokens) for i in embedder.token_ids.ids(TEXTS)]
+    feed = padded(ids, embedder.token_ids.pad_id)
+    assert np.allclose(from_files.encode_ids(feed), again.encode_ids(feed), atol=1e-6)
