@@ -19,12 +19,18 @@ NO_OCR = ParseLimits(ocr=False)
 
 
 @cache
+def _cleaned(path: str) -> tuple[str | None, list]:
+    """The document's title property and cleaned elements, parsed once for every test here."""
+    parsed = parse_document(Path(path).read_bytes(), Path(path).name, NO_OCR)
+    return parsed.title, clean_elements(parsed.elements)[0]
+
+
+@cache
 def _chunks(path: str) -> tuple[str, tuple[Chunk, ...]]:
     from rag_pipeline.embedding import load_embedder
 
     embedder = load_embedder()
-    parsed = parse_document(Path(path).read_bytes(), Path(path).name, NO_OCR)
-    elements, _ = clean_elements(parsed.elements)
+    elements = _cleaned(path)[1]
     text, _ = cleaned_text(elements)
     return text, tuple(chunk_elements(elements, embedder.count_tokens, embedder.max_tokens))
 
@@ -117,10 +123,8 @@ def test_every_heading_is_searchable_and_no_chunk_only_repeats_its_headings(corp
     from rag_pipeline.chunking.document_identity import document_identity
     from rag_pipeline.chunking.paragraph_headings import promote_paragraph_headings
 
-    path = corpus_dir / "docs" / relative
-    parsed = parse_document(path.read_bytes(), path.name, NO_OCR)
-    elements, _ = clean_elements(parsed.elements)
-    identity = document_identity(parsed.title, elements, relative)
+    title, elements = _cleaned(str(corpus_dir / "docs" / relative))
+    identity = document_identity(title, elements, relative)
     chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens, identity=identity)
     said = [" ".join(c.search_text.split()) for c in chunks]
     headings = [" ".join(e.text.split()) for e in promote_paragraph_headings(elements) if e.kind == "heading"]
