@@ -69,7 +69,7 @@ def plan_run(
         _refuse_mixed_models(conn, model_id)
         for source_config in configs:
             result.per_source[source_config.name] = _plan_source(
-                ctx, conn, source_config, model_id, allow_mass_tombstone
+                ctx, conn, source_config, allow_mass_tombstone
             )
         for counter in result.per_source.values():
             result.counts.update(counter)
@@ -101,7 +101,7 @@ def _refuse_mixed_models(conn, model_id: int) -> None:  # noqa: ANN001
         )
 
 
-def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mass_tombstone: bool) -> Counter:  # noqa: ANN001
+def _plan_source(ctx: SyncContext, conn, source_config, allow_mass_tombstone: bool) -> Counter:  # noqa: ANN001
     source = open_source(source_config, ctx.config.limits.max_bytes)
     live = store.versions.live_versions(conn, source_config.name)
     known = store.source_fingerprints.load_fingerprints(conn, source_config.name)
@@ -125,7 +125,7 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
                 raise ObjectReadError(obj.reason)
             learned_before = len(learned)
             action, item, too_large = _plan_object(ctx, source, source_config.name, obj, live.get(obj.uri),
-                                                   known.get(obj.uri), model_id, learned, refusals.get(obj.uri))
+                                                   known.get(obj.uri), learned, refusals.get(obj.uri))
             if len(learned) > learned_before:
                 _forget_purged_bytes(ctx, conn, live.get(obj.uri), action, learned[-1][2])
         except ObjectReadError as exc:
@@ -159,7 +159,7 @@ def _plan_source(ctx: SyncContext, conn, source_config, model_id: int, allow_mas
 
 
 def _plan_object(ctx: SyncContext, source, source_name: str, obj: SourceObject,  # noqa: ANN001
-                 live: store.versions.LiveVersion | None, known: tuple[str, str] | None, model_id: int,
+                 live: store.versions.LiveVersion | None, known: tuple[str, str] | None,
                  learned: list[tuple[str, str, str]], refusal: dict | None = None) -> tuple[str, dict | None, bool]:
     """The object's action, its work item and whether that item is refused as too large by its
     listed size (then never read nor stored; its access change still applies). A listing fingerprint (S3 ETag+size) is turned into
@@ -175,7 +175,7 @@ def _plan_object(ctx: SyncContext, source, source_name: str, obj: SourceObject, 
             learned.append((obj.uri, obj.checksum, blob))
             checksum = "sha256:" + blob
     obj = replace(obj, checksum=checksum)
-    action = _action(obj, live, model_id)
+    action = _action(obj, live)
     if action == "unchanged":
         return action, None, False
     if _refused_again(ctx, obj, action, live, refusal):
@@ -239,7 +239,13 @@ def _carry_refusal(conn, ctx: SyncContext, source_name: str, uri: str, refusal: 
                                        error, refusal["parse_key"])
 
 
-def _action(obj: SourceObject, live: store.versions.LiveVersion | None, model_id: int) -> str:
+def _action(obj: SourceObject, live: store.versions.LiveVersion | None) -> str:
+    """What the run does with a listed object. The model is not compared: a sync never mixes
+    models (`_refuse_mixed_models` ran first), so a live version embedded with another model is
+    one a model migration switched away from, and the switch gave each of its chunks a vector of
+    the index's model (model_vectors). Re-parsing it would make a new version of every document
+    after every migration: identical text, the history of each document cluttered, every PDF
+    parsed again."""
     if live is None:
         return "new"
     if live.checksum != obj.checksum:
@@ -250,7 +256,6 @@ def _action(obj: SourceObject, live: store.versions.LiveVersion | None, model_id
         live.parser_version != parser_version_for_name(obj.uri)
         or live.cleaner_version != CLEANER_VERSION
         or live.chunker_version != CHUNKER_VERSION
-        or live.model_id != model_id
         or live.text_config_outdated
     ):
         return "reparse"

@@ -131,8 +131,13 @@ def test_migration_switches_searches_and_keeps_history(capsys, index: Index) -> 
     # mixing is refused as before: a sync still configured with the old model
     code, refused = sync(capsys, index.old)
     assert code != 0
+    versions = query(index.url, "SELECT count(*) FROM document_versions")[0][0]
     code, done = sync(capsys, index.new)
     assert code == 0, done
+    # the switch gave every live version vectors of the new model: nothing is parsed again, and
+    # no document gets a new version of the same text
+    assert done["status"] == "nothing_to_do" and "reparse" not in done["counts"]["plan"], done
+    assert query(index.url, "SELECT count(*) FROM document_versions")[0][0] == versions
     code, status = run_cli(capsys, "migrate-model", "--status", "--config", str(index.new))
     assert code == 0 and status["index_model"]["id"] == new_model and len(status["switches"]) == 1
 
