@@ -291,22 +291,78 @@ def _make_chunk(
     start, end = group[0].start, group[-1].end
     body = text[start:end]
     # joins can add a token or two: give up the path, then the identity, never the body
-    for prefix in (section_prefix(path, identity), section_prefix([], identity), ""):
-        search_text = prefix + body
-        tokens = count([search_text])[0]
+    prefix, tokens = _fitted(body, (section_prefix(path, identity), section_prefix([], identity), ""), count, max_tokens)
+    pages = [p for piece in group for p in (piece.page_start, piece.page_end) if p is not None]
+    return _chunk(ordinal, body, path, (min(pages), max(pages)) if pages else (None, None), start, prefix, tokens)
+
+
+def _fitted(body: str, prefixes: Sequence[str], count: TokenCounter, max_tokens: int) -> tuple[str, int]:
+    """The first of `prefixes` with which the body fits the model's input (else the last), and
+    the tokens of prefix + body."""
+    for prefix in prefixes:
+        tokens = count([prefix + body])[0]
         if tokens <= max_tokens:
             break
-    pages = [p for piece in group for p in (piece.page_start, piece.page_end) if p is not None]
+    return prefix, tokens
+
+
+def _chunk(ordinal: int, body: str, path: Sequence[str], pages: tuple[int | None, int | None], start: int,
+           prefix: str, tokens: int) -> Chunk:
+    search_text = prefix + body
     return Chunk(
         ord=ordinal,
         text=body,
         section_path=list(path),
-        page_start=min(pages) if pages else None,
-        page_end=max(pages) if pages else None,
+        page_start=pages[0],
+        page_end=pages[1],
         char_start=start,
-        char_end=end,
+        char_end=start + len(body),
         token_count=tokens,
         content_hash=hashlib.sha256(search_text.encode("utf-8")).hexdigest(),
         search_text=search_text,
         search_prefix=prefix,
     )
+
+
+def split_chunk(chunk: Chunk, count: TokenCounter, max_tokens: int, first_ord: int = 0) -> list[Chunk]:
+    """A stored chunk cut to fit a smaller input limit, numbered from `first_ord`: what a model
+    migration to a model that reads fewer tokens does with the live chunks that no longer fit
+    (migration/rechunk.py), from the chunk's own text, never from the document again. Its
+    paragraphs (the blank lines between elements), then sentences or table rows, then words are
+    packed as the chunker packs them; each piece keeps the chunk's section path and model-input
+    prefix (dropped only where a piece cannot fit with it) and the chunk's page span, and its
+    offsets into the document's cleaned text. A chunk that fits is returned as it is."""
+    if count([chunk.search_text])[0] <= max_tokens:
+        return [Chunk(**{**chunk.to_dict(), "ord": first_ord})]
+    text = chunk.text
+    budget = max_tokens - count([chunk.search_prefix])[0] if chunk.search_prefix else max_tokens
+    if budget < 16:  # a path too long for the limit: the pieces go without it (as _make_chunk would)
+        budget = max_tokens
+    pages = (chunk.page_start, chunk.page_end)
+    pieces: list[_Piece] = []
+    for s, e in _paragraphs(text):
+        if e - s <= MAX_CHUNK_CHARS and count([text[s:e]])[0] <= budget:
+            pieces.append(_Piece(s, e, *pages))
+            continue
+        for a, b in _split_at(s, e, [s + m.end() for m in _SENTENCE_END.finditer(text[s:e])]):
+            if b - a > MAX_CHUNK_CHARS or count([text[a:b]])[0] > budget:
+                pieces.extend(_Piece(x, y, *pages) for x, y in _word_windows(text, a, b, count, budget))
+            else:
+                pieces.append(_Piece(a, b, *pages))
+    out = []
+    for group in _pack(pieces, text, count, budget):
+        body = text[group[0].start : group[-1].end].rstrip()
+        prefix, tokens = _fitted(body, (chunk.search_prefix, ""), count, max_tokens)
+        out.append(_chunk(first_ord + len(out), body, chunk.section_path, pages, chunk.char_start + group[0].start,
+                          prefix, tokens))
+    return out
+
+
+def _paragraphs(text: str) -> list[tuple[int, int]]:
+    """Spans of the text between blank lines (where the chunker joined its elements)."""
+    spans, pos = [], 0
+    for m in re.finditer(r"\n\s*\n", text):
+        spans.append((pos, m.start()))
+        pos = m.end()
+    spans.append((pos, len(text)))
+    return [(s, e) for s, e in spans if text[s:e].strip()]

@@ -104,6 +104,9 @@ def _print(outcome: dict[str, Any], models: dict[int | None, Any]) -> None:
     out.print(f"{outcome['action']} {shown(_name(models.get(outcome['from_model'])))} -> "
               f"{shown(_name(models.get(outcome['to_model'])))}: {fill.get('done')}/{fill.get('total')} chunks have "
               f"vectors ({fill.get('embedded')} embedded now, {fill.get('reused')} reused) in {fill.get('seconds')} s")
+    if fill.get("rechunked_documents"):
+        out.print(f"re-chunked {fill['rechunked_documents']} documents for the new model's shorter input "
+                  f"({fill['rechunked_chunks_before']} -> {fill['rechunked_chunks_after']} chunks, nothing re-parsed)")
     verdict = outcome.get("gate") or {}
     rows = _gate_rows(verdict)
     if rows:

@@ -73,7 +73,7 @@ def migration_embed(context: dg.OpExecutionContext, started: dict, settings: Pip
 
     with _connect(database) as conn:
         resumed = steps.resume(conn, settings.load(), started["migration_id"])
-        filled = steps.embed_all(conn, resumed.migration_id, resumed.target, progress).to_dict()
+        filled = steps.embed_all(conn, resumed, progress).to_dict()
     context.add_output_metadata({k: dg.MetadataValue.float(float(v)) if v is not None else dg.MetadataValue.text("-")
                                  for k, v in filled.items()})
     return {**started, "fill": filled}

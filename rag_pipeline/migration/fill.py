@@ -6,19 +6,20 @@ list is "live chunks without a vector of the model" (store.model_vectors.missing
 killed at any point continues with the chunks it had not stored, and a chunk a sync published
 meanwhile is simply part of the list. The chunk's stored model input (search prefix and text) is
 embedded: nothing is re-parsed. Identical model input (a copy made by an access change, the same
-paragraph in two documents) is encoded once and its vector reused."""
+paragraph in two documents) is encoded once and its vector reused. A chunk longer than the
+model reads is never embedded truncated: the fill reports it (`too_long`) and the migration
+re-chunks its document (rechunk.py), then fills again."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import psycopg
 
 from rag_pipeline import store
 from rag_pipeline.embedding import Embedder
-from rag_pipeline.errors import UsageError
 
 BATCH = 256  # chunks per batch: one transaction, one encode call; memory is bounded by it
 
@@ -33,6 +34,10 @@ class FillProgress:
     embedded: int = 0
     reused: int = 0
     seconds: float = 0.0
+    too_long: list[int] = field(default_factory=list)  # chunks the model cannot read whole: re-chunked, then filled
+    rechunked: int = 0  # documents re-chunked for the model's limit (steps.fill_fitted), their chunks before and after
+    rechunked_from: int = 0
+    rechunked_to: int = 0
 
     @property
     def eta_seconds(self) -> float | None:
@@ -43,25 +48,12 @@ class FillProgress:
 
     def to_dict(self) -> dict[str, float | int | None]:
         return {"done": self.done, "total": self.total, "embedded": self.embedded, "reused": self.reused,
+                "too_long": len(self.too_long), "rechunked_documents": self.rechunked,
+                "rechunked_chunks_before": self.rechunked_from, "rechunked_chunks_after": self.rechunked_to,
                 "seconds": round(self.seconds, 3), "eta_seconds": None if self.eta_seconds is None else round(self.eta_seconds, 1)}
 
 
 FillReport = Callable[[FillProgress], None]
-
-
-def check_token_limit(conn: psycopg.Connection, max_tokens: int) -> None:
-    """Refuse a model that reads fewer tokens than the live chunks hold: their vectors would be of
-    truncated text. (Re-chunking those documents from their stored parse is not built yet.)"""
-    over = conn.execute(
-        "SELECT count(*), max(c.token_count) FROM chunks c JOIN document_versions v ON v.id = c.version_id"
-        " WHERE v.status = 'live' AND v.kind = 'content' AND c.token_count > %s", (max_tokens,),
-    ).fetchone()
-    if over[0]:
-        raise UsageError(
-            f"the new model reads at most {max_tokens} tokens but {over[0]} live chunks hold more (up to {over[1]}); "
-            "migrating would embed truncated text. Re-chunking for a smaller token limit is not supported yet: "
-            "choose a model with a limit of at least the chunker's size"
-        )
 
 
 def fill(conn: psycopg.Connection, model_id: int, embedder: Embedder, *, batch: int = BATCH,
@@ -78,14 +70,26 @@ def fill(conn: psycopg.Connection, model_id: int, embedder: Embedder, *, batch: 
             break
         known = store.model_vectors.known_vectors(conn, [p.content_hash for p in pending], model_id)
         todo = sorted({p.content_hash: p.model_input for p in pending if p.content_hash not in known}.items())
+        too_long = _too_long(embedder, todo)
+        todo = [t for t in todo if t[0] not in too_long]
         if todo:
             vectors = embedder.encode([text for _, text in todo])
             known.update({h: vectors[i] for i, (h, _) in enumerate(todo)})
-        store.model_vectors.insert_vectors(conn, model_id, [(p.chunk_id, known[p.content_hash]) for p in pending])
+        stored = [p for p in pending if p.content_hash not in too_long]
+        store.model_vectors.insert_vectors(conn, model_id, [(p.chunk_id, known[p.content_hash]) for p in stored])
+        progress.too_long.extend(p.chunk_id for p in pending if p.content_hash in too_long)
         progress.embedded += len(todo)
-        progress.reused += len(pending) - len(todo)
-        progress.done = min(progress.total, progress.done + len(pending))
+        progress.reused += len(stored) - len(todo)
+        progress.done = min(progress.total, progress.done + len(stored))
         progress.seconds = time.perf_counter() - started
         after, batches = pending[-1].chunk_id, batches + 1
         report(progress)
     return progress
+
+
+def _too_long(embedder: Embedder, todo: list[tuple[str, str]]) -> set[str]:
+    """The model inputs (by hash) the model would truncate: never embedded cut, they are left
+    without a vector, which keeps the switch refused until they are re-chunked (rechunk.py).
+    Counting keeps the token ids, so encoding the rest does not tokenise them again."""
+    counts = embedder.count_tokens([text for _, text in todo])
+    return {h for (h, _), n in zip(todo, counts) if n > embedder.max_tokens}

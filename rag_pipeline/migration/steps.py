@@ -24,10 +24,12 @@ from rag_pipeline import store
 from rag_pipeline.config import Config
 from rag_pipeline.embedding import Embedder, ModelError, embedder_for, load_embedder
 from rag_pipeline.errors import PipelineError, UsageError
-from rag_pipeline.migration import fill, gate
+from rag_pipeline.migration import fill, gate, rechunk
 from rag_pipeline.retrieval.model_embedder import embedder_for_model
 
 SWITCH_TRIES = 5  # catch-up and switch attempts while syncs keep publishing
+MIN_MODEL_TOKENS = 32  # below this, re-chunked pieces could not hold a path and a sentence
+RECHUNK_ROUNDS = 3  # fill, re-chunk what the new model cannot read whole, fill again (syncs may add more)
 SYNC_WAIT_SECONDS = 600.0
 
 Progress = Callable[[str, int, int], None]  # (step, done, total)
@@ -87,6 +89,9 @@ def resolve_target(conn: psycopg.Connection, config: Config, to: str, backend: s
         identity = embedder.identity  # reads the folder (and measures a backend's numerics once)
     except ModelError as exc:
         raise UsageError(f"--to {to!r} --backend {backend!r}: {exc}") from exc
+    if identity.max_tokens < MIN_MODEL_TOKENS:
+        raise UsageError(f"--to {to!r} reads at most {identity.max_tokens} tokens: too few for a section path and a "
+                         f"sentence; choose a model that reads at least {MIN_MODEL_TOKENS}")
     current = live_model(conn)
     model_id = store.models.register_model(conn, identity.to_dict())
     if model_id == current:
@@ -115,18 +120,47 @@ def begin(conn: psycopg.Connection, from_model: int, to_model: int, kind: str) -
     return store.model_switches.start_migration(conn, from_model, to_model, kind)
 
 
-def embed_all(conn: psycopg.Connection, migration_id: int, target: Target, progress: Progress,
+def embed_all(conn: psycopg.Connection, started: Started, progress: Progress,
               max_batches: int | None = None, batch: int = fill.BATCH) -> fill.FillProgress:
-    """Fill the target's vectors (resumable), then build its vector index."""
-    fill.check_token_limit(conn, target.embedder.identity.max_tokens)
+    """Fill the target's vectors (resumable; chunks it cannot read whole re-chunked first), then
+    build its vector index."""
 
     def report(p: fill.FillProgress) -> None:
         progress("embed", p.done, p.total)
-        store.model_switches.update_migration(conn, migration_id, counts={"fill": p.to_dict()})
+        store.model_switches.update_migration(conn, started.migration_id, counts={"fill": p.to_dict()})
 
-    done = fill.fill(conn, target.model_id, target.embedder, report=report, max_batches=max_batches, batch=batch)
+    done = fill_fitted(conn, started, report, progress, max_batches=max_batches, batch=batch)
     if max_batches is None:
-        store.model_vectors.ensure_index(conn, target.embedder.identity.dimension)
+        store.model_vectors.ensure_index(conn, started.target.embedder.identity.dimension)
+    return done
+
+
+def fill_fitted(conn: psycopg.Connection, started: Started, report: fill.FillReport = lambda p: None,
+                progress: Progress = _no_progress, *, max_batches: int | None = None,
+                batch: int = fill.BATCH) -> fill.FillProgress:
+    """Fill the target's vectors; the documents of chunks longer than the target reads are
+    re-chunked from their stored chunks and published (rechunk.py), then the fill goes on with
+    their new chunks. Later rounds only meet what syncs published meanwhile."""
+    target, earlier = started.target, fill.FillProgress(0, 0)
+    for _ in range(RECHUNK_ROUNDS):
+        done = fill.fill(conn, target.model_id, target.embedder, report=report, max_batches=max_batches, batch=batch)
+        done.embedded, done.reused = done.embedded + earlier.embedded, done.reused + earlier.reused
+        done.seconds += earlier.seconds
+        done.rechunked, done.rechunked_from, done.rechunked_to = \
+            earlier.rechunked, earlier.rechunked_from, earlier.rechunked_to
+        if not done.too_long or max_batches is not None:
+            break
+        cut = rechunk.rechunk(conn, started.migration_id, done.too_long, started.from_model, started.live_embedder(conn),
+                              target.embedder, wait_seconds=started.config.source_wait_seconds, progress=progress)
+        store.model_switches.update_migration(conn, started.migration_id, counts={"rechunk": cut.to_dict()})
+        done.rechunked += cut.documents
+        done.rechunked_from += cut.chunks_before
+        done.rechunked_to += cut.chunks_after
+        earlier = done
+    if done.too_long and max_batches is None:
+        raise MigrationError(
+            f"{len(done.too_long)} live chunks are still longer than model {target.model_id} reads after "
+            f"{RECHUNK_ROUNDS} rounds of re-chunking (syncs kept publishing them?); nothing was switched: run it again")
     return done
 
 
@@ -146,18 +180,18 @@ def _running(conn: psycopg.Connection) -> list[str]:
     return [r["run_id"] for r in runs if r["status"] == "running"]
 
 
-def switch(conn: psycopg.Connection, migration_id: int, from_model: int, target: Target, progress: Progress,
+def switch(conn: psycopg.Connection, started: Started, progress: Progress,
            wait_seconds: float = SYNC_WAIT_SECONDS) -> dict[str, Any]:
     """Catch up what syncs published, then switch in one transaction; retried while publishes
     keep adding chunks."""
     wait_for_syncs(conn, wait_seconds, progress)
     for _ in range(SWITCH_TRIES):
-        fill.fill(conn, target.model_id, target.embedder)
+        fill_fitted(conn, started)
         try:
-            return store.model_switches.switch(conn, from_model, target.model_id, migration_id)
+            return store.model_switches.switch(conn, started.from_model, started.target.model_id, started.migration_id)
         except store.model_switches.SwitchRefusedError as exc:
             last = exc
-            if store.model_switches.index_model_id(conn) != from_model:
+            if store.model_switches.index_model_id(conn) != started.from_model:
                 raise MigrationError(str(exc)) from exc
     raise MigrationError(f"syncs kept publishing new chunks; nothing was switched ({last}): run it again")
 
@@ -170,13 +204,21 @@ class Started:
     kind: str  # migrate, rollback
     from_model: int
     target: Target
+    config: Config
+    _live: Embedder | None = field(default=None, repr=False)
+
+    def live_embedder(self, conn: psycopg.Connection) -> Embedder:
+        """The index's model now (loaded on first use: only a re-chunking needs it)."""
+        if self._live is None:
+            self._live = _embedder(conn, self.config, self.from_model)
+        return self._live
 
 
 def start(conn: psycopg.Connection, config: Config, to: str, backend: str | None = None) -> Started:
     """Resolve and record the new model; begin (or continue) the migration to it."""
     from_model = live_model(conn)
     target = resolve_target(conn, config, to, backend)
-    return Started(begin(conn, from_model, target.model_id, "migrate"), "migrate", from_model, target)
+    return Started(begin(conn, from_model, target.model_id, "migrate"), "migrate", from_model, target, config)
 
 
 def start_rollback(conn: psycopg.Connection, config: Config) -> Started:
@@ -186,7 +228,7 @@ def start_rollback(conn: psycopg.Connection, config: Config) -> Started:
     if previous is None:
         raise UsageError("the index's model was never switched: there is nothing to roll back")
     return Started(begin(conn, current, previous, "rollback"), "rollback", current,
-                   target_for(conn, config, previous))
+                   target_for(conn, config, previous), config)
 
 
 def resume(conn: psycopg.Connection, config: Config, migration_id: int) -> Started:
@@ -194,7 +236,8 @@ def resume(conn: psycopg.Connection, config: Config, migration_id: int) -> Start
     found = store.model_switches.migration(conn, migration_id)
     if found is None:
         raise MigrationError(f"no model migration {migration_id}")
-    return Started(migration_id, found["kind"], found["from_model"], target_for(conn, config, found["to_model"]))
+    return Started(migration_id, found["kind"], found["from_model"], target_for(conn, config, found["to_model"]),
+                   config)
 
 
 def target_for(conn: psycopg.Connection, config: Config, model_id: int) -> Target:
@@ -225,7 +268,7 @@ def finish(conn: psycopg.Connection, started: Started, verdict: gate.GateReport,
     outcome = Outcome(started.kind, started.migration_id, started.from_model, started.target.model_id, "gate_failed",
                       filled, verdict.to_dict())
     if verdict.passed:
-        found = switch(conn, started.migration_id, started.from_model, started.target, progress, wait_seconds)
+        found = switch(conn, started, progress, wait_seconds)
         outcome.switch, outcome.status = _jsonable(found), "switched"
     return outcome
 
@@ -241,7 +284,7 @@ def migrate(conn: psycopg.Connection, config: Config, to: str | None, backend: s
         raise UsageError("--to MODEL names the model to migrate to (a folder or a cached name), or use --rollback")
     else:
         started = start(conn, config, to, backend)
-    filled = embed_all(conn, started.migration_id, started.target, progress, batch=batch).to_dict()
+    filled = embed_all(conn, started, progress, batch=batch).to_dict()
     verdict = judge(conn, config, started, no_worse=no_worse, progress=progress)
     return finish(conn, started, verdict, filled, progress=progress, wait_seconds=wait_seconds)
 

@@ -229,6 +229,75 @@ def stage_acl_version(conn: psycopg.Connection, run_id: str, source: str, uri: s
     return True
 
 
+# the columns of the two reads below, in their order
+_VERSION_FIELDS = ("checksum", "blob_sha256", "size_bytes", "media_type", "acl_groups", "parser_version",
+                   "cleaner_version", "chunker_version", "cleaning_counts", "language")
+_CHUNK_FIELDS = ("ord", "text", "section_path", "page_start", "page_end", "char_start", "char_end", "token_count",
+                 "content_hash", "search_prefix")
+
+
+def live_versions_of_chunks(conn: psycopg.Connection, chunk_ids: Sequence[int]) -> list[int]:
+    """The live content versions holding any of the chunks, by id."""
+    return [r[0] for r in conn.execute(
+        "SELECT DISTINCT v.id FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+        " WHERE c.id = ANY(%s) AND v.status = 'live' AND v.kind = 'content' ORDER BY v.id",
+        (list(chunk_ids),),
+    ).fetchall()]
+
+
+def version_sources(conn: psycopg.Connection, version_ids: Sequence[int]) -> list[str]:
+    """The sources of the versions' documents: what a run re-staging them must hold."""
+    return [r[0] for r in conn.execute(
+        "SELECT DISTINCT d.source FROM document_versions v JOIN documents d ON d.id = v.document_id"
+        " WHERE v.id = ANY(%s) ORDER BY d.source",
+        (list(version_ids),),
+    ).fetchall()]
+
+
+def version_chunks(conn: psycopg.Connection, version_id: int) -> list[dict[str, Any]]:
+    """A version's chunk rows in order, as the chunker's fields (search_text rebuilt from the
+    stored prefix and text: what was embedded)."""
+    found = conn.execute(
+        "SELECT ord, text, section_path, page_start, page_end, char_start, char_end, token_count, content_hash,"
+        " search_prefix FROM chunks WHERE version_id = %s ORDER BY ord",
+        (version_id,),
+    ).fetchall()
+    out = [dict(zip(_CHUNK_FIELDS, r)) for r in found]
+    for c in out:
+        c["search_prefix"] = c["search_prefix"] or ""
+        c["section_path"] = list(c["section_path"] or [])
+        c["search_text"] = c["search_prefix"] + c["text"]
+    return out
+
+
+def stage_rechunked_version(conn: psycopg.Connection, run_id: str, version_id: int, model_id: int,
+                            chunks: Sequence[dict[str, Any]], embeddings: np.ndarray) -> bool:
+    """A live version again with its chunks cut smaller (a model migration to a model that reads
+    fewer tokens: migration/rechunk.py): the same bytes, parse, groups and language under a new
+    version number, embedded with `model_id`. The version is read FOR SHARE and must still be
+    live and unpurged: one superseded or purged since its chunks were read is left alone
+    (False), so a purge in between never brings its text back. Commits."""
+    with conn.transaction():
+        live = conn.execute(
+            "SELECT v.document_id, v.checksum, v.blob_sha256, v.size_bytes, v.media_type, v.acl_groups,"
+            " v.parser_version, v.cleaner_version, v.chunker_version, v.cleaning_counts, v.language"
+            " FROM document_versions v"
+            " WHERE v.id = %s AND v.status = 'live' AND v.kind = 'content'"
+            " AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.version_id = v.id AND c.purged_at IS NOT NULL)"
+            " FOR SHARE OF v",
+            (version_id,),
+        ).fetchone()
+        if live is None:
+            return False
+        fields = {**dict(zip(_VERSION_FIELDS, live[1:])), "model_id": model_id}
+        new_id = _new_version(conn, live[0], run_id, fields)
+        if new_id is None:
+            return False
+        _copy_chunks(conn, new_id, model_id, text_search.config_for_language(fields["language"]), chunks, embeddings)
+    _note_copy_table(conn)
+    return True
+
+
 def stage_tombstone(conn: psycopg.Connection, run_id: str, source: str, uri: str) -> bool:
     """Stage the removal of a document whose source object is gone. Commits."""
     with conn.transaction():

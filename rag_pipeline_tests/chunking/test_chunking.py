@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from rag_pipeline.chunking.chunks import chunk_elements, cleaned_text
+import re
+
+import pytest
+
+from rag_pipeline.chunking.chunks import chunk_elements, cleaned_text, split_chunk
 from rag_pipeline.parsing.types import Element
 
 
@@ -124,3 +128,50 @@ def test_an_absurdly_long_bodyless_heading_keeps_its_words_findable(embedder) ->
     joined = " ".join(c.search_text for c in chunks)
     assert "clause0" in joined and "clause399" in joined
     assert all(c.token_count <= embedder.max_tokens for c in chunks)
+
+
+def _mixed_document() -> list[Element]:
+    """Paragraphs, a long table, a sentence-free run of words and an unbroken "word": each way a
+    chunk can be cut."""
+    rows = "\n".join(f"| Route {i} | {100 + i} EUR | economy class, receipts required |" for i in range(40))
+    return [
+        Element("heading", "Travel Handbook", page=1, level=1),
+        Element("heading", "4 Costs and limits for every journey", page=1, level=2),
+        Element("paragraph", " ".join(f"Rule {i} says a traveller keeps every receipt." for i in range(30)), page=1),
+        Element("table", "| Route | Limit | Notes |\n| --- | --- | --- |\n" + rows, page=2, page_end=3),
+        Element("paragraph", " ".join(["freight"] * 300), page=3),
+        Element("paragraph", "x" * 9000, page=4),
+    ]
+
+
+@pytest.mark.parametrize("limit", [128, 64, 32])
+def test_a_chunk_split_for_a_smaller_limit_keeps_every_word_its_path_and_offsets(embedder, limit: int) -> None:
+    """What a model migration to a model that reads fewer tokens does with the stored chunks:
+    every piece fits, the words come back in order, each piece keeps the section path and a
+    page span inside its chunk's, and its offsets still point into the cleaned text."""
+    elements = _mixed_document()
+    text, _ = cleaned_text(elements)
+    chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens, identity="Travel Handbook 2026")
+    pieces = []
+    for chunk in chunks:
+        cut = split_chunk(chunk, embedder.count_tokens, limit, len(pieces))
+        assert [p.ord for p in cut] == list(range(len(pieces), len(pieces) + len(cut)))
+        for piece in cut:
+            assert piece.section_path == chunk.section_path and text[piece.char_start : piece.char_end] == piece.text
+            assert chunk.char_start <= piece.char_start < piece.char_end <= chunk.char_end
+            assert (piece.page_start, piece.page_end) == (chunk.page_start, chunk.page_end)
+            assert piece.search_text == piece.search_prefix + piece.text
+            assert piece.search_prefix in (chunk.search_prefix, "")
+        pieces.extend(cut)
+    counts = embedder.count_tokens([p.search_text for p in pieces])
+    assert max(counts) <= limit and counts == [p.token_count for p in pieces]
+    assert re.findall(r"\S+", " ".join(p.text for p in pieces)) == re.findall(r"\S+", " ".join(c.text for c in chunks))
+    table_rows = [line for p in pieces for line in p.text.splitlines() if re.fullmatch(r"\| Route \d+ \|.*\|", line)]
+    assert len(table_rows) == 40, "a table row is never cut in two"
+    assert len(pieces) > len(chunks)
+
+
+def test_a_chunk_that_fits_is_kept_as_it_is(embedder) -> None:
+    chunk = chunk_elements(_doc(), embedder.count_tokens, embedder.max_tokens)[0]
+    [kept] = split_chunk(chunk, embedder.count_tokens, chunk.token_count, 7)
+    assert kept.ord == 7 and {**kept.to_dict(), "ord": chunk.ord} == chunk.to_dict()

