@@ -52,6 +52,7 @@ class Review:
     verdict: str
     state: str
     message: str | None
+    needs_review: bool  # verified, yet some claim stands only on citations judged across languages
     draft: dict[str, Any]
     claims: list[dict[str, Any]]       # status, reason, citations (chunk_id, status, reason, quote)
     passages: list[Passage]
@@ -64,7 +65,8 @@ class Review:
         return {
             "answer_id": self.answer_id, "search_id": self.search_id, "question": self.question, "caller": self.caller,
             "search_groups": self.search_groups, "search_as_of": self.search_as_of, "verified_at": self.verified_at,
-            "verdict": self.verdict, "state": self.state, "message": self.message, "draft": self.draft,
+            "verdict": self.verdict, "needs_review": self.needs_review, "state": self.state, "message": self.message,
+            "draft": self.draft,
             "claims": self.claims,
             "passages": [{"chunk_id": p.chunk_id, "rank": p.rank, "uri": p.uri, "source": p.source,
                           "version": p.version_no, "status": p.status, "valid_from": p.valid_from,
@@ -97,6 +99,7 @@ def load(conn: psycopg.Connection, answer_id: int, groups: tuple[str, ...] | Non
         answer_id=found["answer_id"], search_id=found["search_id"], question=found["query"], caller=found["caller"],
         search_groups=list(found["search_groups"]), search_as_of=found["search_as_of"],
         verified_at=found["verified_at"], verdict=found["verdict"], state=found["state"], message=found["message"],
+        needs_review=bool(found["needs_review"]),
         draft=found["draft"], claims=found["claims"], passages=passages,
         decisions=store.reviews.decisions(conn, answer_id),
     )

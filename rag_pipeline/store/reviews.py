@@ -85,7 +85,7 @@ def _queue_statement(wanted: QueueFilter) -> tuple[str, dict[str, Any]]:
     if wanted.after is not None:
         where.append(f"({order}.verified_at, {order}.answer_id) < (%(after_at)s, %(after_id)s)")
     statement = (
-        "SELECT q.answer_id, q.verified_at, q.verdict, q.state, q.decided_at, l.query, a.caller,"  # noqa: S608
+        "SELECT q.answer_id, q.verified_at, q.verdict, q.state, q.decided_at, l.query, a.caller, a.needs_review,"  # noqa: S608
         " (SELECT count(*) FROM jsonb_array_elements(a.claims) c WHERE c ->> 'status' <> 'supported') AS unsupported,"
         " jsonb_array_length(a.claims) AS claims "
         f"{base} JOIN answers a ON a.id = q.answer_id JOIN search_log l ON l.id = a.search_id"
@@ -109,7 +109,7 @@ def answer(conn: psycopg.Connection, answer_id: int, groups: tuple[str, ...] | N
     return row(
         conn,
         "SELECT a.id AS answer_id, a.search_id, a.verified_at, a.judged_as_of, a.caller, a.db_user, a.draft, a.claims,"  # noqa: S608
-        " a.verdict, a.message, a.support_threshold, a.support_source, l.query, l.groups AS search_groups,"
+        " a.verdict, a.needs_review, a.message, a.support_threshold, a.support_source, l.query, l.groups AS search_groups,"
         " l.as_of AS search_as_of, l.searched_at, l.results, q.state, q.decided_at"
         " FROM review_queue q JOIN answers a ON a.id = q.answer_id JOIN search_log l ON l.id = a.search_id"
         f" WHERE q.answer_id = %(id)s AND {_READABLE}",

@@ -10,6 +10,7 @@ routing on hostile claims and the fit."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -239,6 +240,11 @@ def test_calibrate_support_fits_the_crosslingual_threshold_and_verify_applies_it
     code, listed = run_cli(capsys, "review", "list", "--config", str(config))
     assert code == 0 and out["answer_id"] in [r["answer_id"] for r in listed["answers"]], listed
     assert query(url, "SELECT needs_review FROM answer_record WHERE answer_id = %s", out["answer_id"]) == [(True,)]
+    queue, page = _review_screen(url, out["answer_id"])
+    row = re.search(rf'<tr [^>]*id="answer-row-{out["answer_id"]}">(.*?)</tr>', queue, re.S)
+    assert row and "badge verified" in row.group(1) and "needs review" in row.group(1), "the queue says why it is open"
+    assert 'id="needs-review"' in page and 'id="needs-review-why"' in page
+    assert re.search(r"judged across languages\s*\(en &rarr; de\)", page), page[page.find('id="claims"'):][:1500]
     assert out["support_threshold"]["crosslingual_threshold"] == pytest.approx(stored[0], abs=1e-4)
     assert out["claims"][0]["citations"][0]["support"]["crosslingual"]["threshold"] == pytest.approx(stored[0], abs=1e-4)
     assert str(cases) in out["support_threshold"]["source"]
@@ -369,3 +375,21 @@ def test_no_polarity_flag_where_the_passage_language_has_no_cues() -> None:
     whole = ["Versicherer zahlen.", "Der Bericht ist nicht neu."]
     assert support._flag(claim, whole, [0], {"language": "de"}) == 1.0
     assert support._flag("Insurers pay.", whole, [0], {"language": "de"}) == 0.0
+
+
+def _review_screen(url: str, answer_id: int) -> tuple[str, str]:
+    """The review queue and one answer's page, as a reviewer of all-staff sees them over HTTP."""
+    import httpx
+    from review_demo import PASSWORD, serving
+
+    from rag_pipeline.review.reviewers import add_reviewer
+    from rag_pipeline.store import database
+
+    with database.connect(url) as conn:
+        add_reviewer(conn, "rita", ["all-staff"], PASSWORD)
+    with serving(url) as base, httpx.Client(base_url=base, follow_redirects=False, timeout=60) as client:
+        token = re.search(r'name="csrf" value="([^"]+)"', client.get("/login").text).group(1)
+        assert client.post("/login", data={"name": "rita", "password": PASSWORD, "csrf": token}).status_code == 303
+        queue, page = client.get("/"), client.get(f"/answers/{answer_id}")
+        assert queue.status_code == page.status_code == 200
+        return queue.text, page.text
