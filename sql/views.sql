@@ -5,8 +5,9 @@
 
 -- Every version of every document with its validity window and who could see it. Discarded
 -- staging attempts are not versions and are left out. `change` says what a version changed:
--- 'content' (text, parser, cleaner, chunker or model), 'access' (only its ACL groups) or
--- 'tombstone' (the source object was gone).
+-- 'content' (text, parser, cleaner, chunker or model), 'access' (only its ACL groups),
+-- 'rechunk' (the same text cut smaller for a model migration's new model: a run named
+-- rechunk-<migration>-..., migration/rechunk.py) or 'tombstone' (the source object was gone).
 CREATE OR REPLACE VIEW document_history AS
 SELECT d.source, d.uri, v.version_no, v.kind, v.status, v.checksum, v.acl_groups,
        v.valid_from, v.valid_to, v.run_id, v.parser_version, v.chunker_version,
@@ -14,6 +15,7 @@ SELECT d.source, d.uri, v.version_no, v.kind, v.status, v.checksum, v.acl_groups
        CASE
            WHEN v.kind = 'tombstone' THEN 'tombstone'
            WHEN v.kind <> 'content' THEN v.kind
+           WHEN v.run_id LIKE 'rechunk-%' AND p.checksum IS NOT DISTINCT FROM v.checksum THEN 'rechunk'
            WHEN p.kind = 'content'
                 AND p.checksum IS NOT DISTINCT FROM v.checksum
                 AND p.parser_version IS NOT DISTINCT FROM v.parser_version

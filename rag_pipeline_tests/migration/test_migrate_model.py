@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -259,6 +259,25 @@ def test_prune_of_an_unknown_model_is_refused(capsys, index: Index) -> None:
     assert "no such model" in _refused(capsys, "db", "prune-models", "--model", "999", "--config", str(index.old))
 
 
+def _killed_when(command: list[str], env: dict[str, str], cwd: Path, progress: Callable[[], int], enough: int) -> int:
+    """Run `command` and SIGKILL it as soon as `progress()` reaches `enough` (or it ends, or ten
+    minutes pass); the last progress seen."""
+    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen, deadline = 0, time.monotonic() + 600
+    try:
+        while time.monotonic() < deadline and process.poll() is None:
+            seen = progress()
+            if seen >= enough:
+                break
+            time.sleep(0.005)
+        process.kill()  # SIGKILL
+        process.wait()
+    finally:
+        if process.poll() is None:
+            process.kill()
+    return seen
+
+
 def test_kill_9_half_way_then_resume(index: Index) -> None:
     """A migration killed with SIGKILL in the middle of its batches, then run again: it goes on
     from the chunks without a vector, and ends with one vector per chunk, each the one the new
@@ -268,20 +287,8 @@ def test_kill_9_half_way_then_resume(index: Index) -> None:
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
     total = query(index.url, "SELECT count(*) FROM chunks c JOIN document_versions v ON v.id = c.version_id"
                              " WHERE v.status = 'live' AND v.kind = 'content'")[0][0]
-    process = subprocess.Popen(command, env=env, cwd=index.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 600
-        stored = 0
-        while time.monotonic() < deadline and process.poll() is None:
-            stored = query(index.url, "SELECT count(*) FROM model_vectors")[0][0]
-            if stored >= 3:
-                break
-            time.sleep(0.01)
-        process.kill()  # SIGKILL
-        process.wait()
-    finally:
-        if process.poll() is None:
-            process.kill()
+    stored = _killed_when(command, env, index.root, lambda: query(index.url, "SELECT count(*) FROM model_vectors")[0][0],
+                          3)
     assert 0 < stored < total, f"the kill did not land mid-way ({stored} of {total})"
     assert query(index.url, "SELECT count(*) FROM model_switches")[0][0] == 0
     assert query(index.url, "SELECT status FROM model_migrations")[0][0] == "running"
@@ -486,6 +493,8 @@ def test_a_model_that_reads_fewer_tokens_gets_its_documents_rechunked_never_repa
     runs = query(index.url, "SELECT status, counts FROM runs WHERE run_id LIKE 'rechunk-%%'")
     assert len(runs) == 1 and runs[0][0] == "published"
     assert runs[0][1]["rechunk"]["documents"] == len(long_docs) and "parse" not in runs[0][1]
+    changes = query(index.url, "SELECT uri, change FROM document_history WHERE status = 'live'")
+    assert {uri: change for uri, change in changes if uri in long_docs} == dict.fromkeys(long_docs, "rechunk")
 
     vectors = dict(query(index.url, "SELECT chunk_id, embedding FROM model_vectors WHERE model_id = %s", new_model))
     assert set(vectors) >= {r[3] for r in rows}
@@ -518,19 +527,7 @@ def test_kill_9_while_rechunking_then_resume(index: Index) -> None:
     versions = dict(query(index.url, "SELECT d.uri, v.version_no FROM document_versions v JOIN documents d"
                                      " ON d.id = v.document_id WHERE v.status = 'live'"))
     staged_sql = ("SELECT count(*) FROM document_versions WHERE run_id LIKE 'rechunk-%%' AND status = 'staged'")
-    process = subprocess.Popen(command, env=env, cwd=index.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline, staged = time.monotonic() + 600, 0
-        while time.monotonic() < deadline and process.poll() is None:
-            staged = query(index.url, staged_sql)[0][0]
-            if staged >= 1:
-                break
-            time.sleep(0.005)
-        process.kill()  # SIGKILL
-        process.wait()
-    finally:
-        if process.poll() is None:
-            process.kill()
+    staged = _killed_when(command, env, index.root, lambda: query(index.url, staged_sql)[0][0], 1)
     assert staged >= 1 and query(index.url, staged_sql)[0][0] < len(versions), "the kill did not land mid-way"
     assert query(index.url, "SELECT count(*) FROM runs WHERE run_id LIKE 'rechunk-%%' AND status = 'published'")[0][0] == 0
 
