@@ -57,13 +57,19 @@ FillReport = Callable[[FillProgress], None]
 
 
 def fill(conn: psycopg.Connection, model_id: int, embedder: Embedder, *, batch: int = BATCH,
-         report: FillReport = lambda p: None, max_batches: int | None = None) -> FillProgress:
+         report: FillReport = lambda p: None, max_batches: int | None = None,
+         earlier: FillProgress | None = None) -> FillProgress:
     """Embed the live chunks lacking a vector of `model_id` with `embedder` until none lacks one
-    (or `max_batches` were done). Each batch commits; `report` is called after each."""
+    (or `max_batches` were done). Each batch commits; `report` is called after each. `earlier`:
+    the migration's previous round (steps.fill_fitted), whose counts and time this one goes on from."""
     total = store.model_vectors.count_live(conn)
     progress = FillProgress(done=total - store.model_vectors.count_missing(conn, model_id), total=total)
+    if earlier is not None:
+        progress.embedded, progress.reused, progress.seconds = earlier.embedded, earlier.reused, earlier.seconds
+        progress.rechunked, progress.rechunked_from, progress.rechunked_to = \
+            earlier.rechunked, earlier.rechunked_from, earlier.rechunked_to
     report(progress)
-    started, after, batches = time.perf_counter(), 0, 0
+    started, after, batches = time.perf_counter() - progress.seconds, 0, 0
     while max_batches is None or batches < max_batches:
         pending = store.model_vectors.missing(conn, model_id, batch, after)
         if not pending:

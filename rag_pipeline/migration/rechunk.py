@@ -30,13 +30,8 @@ import psycopg
 from rag_pipeline import store
 from rag_pipeline.chunking.chunks import Chunk, split_chunk
 from rag_pipeline.embedding import Embedder
-from rag_pipeline.errors import PipelineError
 
 Progress = Callable[[str, int, int], None]  # (step, done, total)
-
-
-class RechunkError(PipelineError):
-    """The re-chunking run could not finish; the message says why and what to do."""
 
 
 @dataclass

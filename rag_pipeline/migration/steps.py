@@ -141,13 +141,10 @@ def fill_fitted(conn: psycopg.Connection, started: Started, report: fill.FillRep
     """Fill the target's vectors; the documents of chunks longer than the target reads are
     re-chunked from their stored chunks and published (rechunk.py), then the fill goes on with
     their new chunks. Later rounds only meet what syncs published meanwhile."""
-    target, earlier = started.target, fill.FillProgress(0, 0)
+    target, done = started.target, None
     for _ in range(RECHUNK_ROUNDS):
-        done = fill.fill(conn, target.model_id, target.embedder, report=report, max_batches=max_batches, batch=batch)
-        done.embedded, done.reused = done.embedded + earlier.embedded, done.reused + earlier.reused
-        done.seconds += earlier.seconds
-        done.rechunked, done.rechunked_from, done.rechunked_to = \
-            earlier.rechunked, earlier.rechunked_from, earlier.rechunked_to
+        done = fill.fill(conn, target.model_id, target.embedder, report=report, max_batches=max_batches, batch=batch,
+                         earlier=done)
         if not done.too_long or max_batches is not None:
             break
         cut = rechunk.rechunk(conn, started.migration_id, done.too_long, started.from_model, started.live_embedder(conn),
@@ -156,7 +153,7 @@ def fill_fitted(conn: psycopg.Connection, started: Started, report: fill.FillRep
         done.rechunked += cut.documents
         done.rechunked_from += cut.chunks_before
         done.rechunked_to += cut.chunks_after
-        earlier = done
+    assert done is not None  # RECHUNK_ROUNDS >= 1
     if done.too_long and max_batches is None:
         raise MigrationError(
             f"{len(done.too_long)} live chunks are still longer than model {target.model_id} reads after "

@@ -25,7 +25,6 @@ class LiveVersion:
     parser_version: str
     cleaner_version: str
     chunker_version: str
-    model_id: int
     purged: bool = False  # its text was purged (migration 018): the same bytes never bring it back
     # indexed with the fallback configuration although the server now has its language's
     # dictionary (migration 029): the next sync indexes it again, with the dictionary
@@ -35,7 +34,7 @@ class LiveVersion:
 def live_versions(conn: psycopg.Connection, source: str) -> dict[str, LiveVersion]:
     rows = conn.execute(
         "SELECT d.uri, v.id, v.version_no, v.checksum, v.acl_groups, v.parser_version,"
-        " v.cleaner_version, v.chunker_version, v.model_id, coalesce(f.purged, false),"
+        " v.cleaner_version, v.chunker_version, coalesce(f.purged, false),"
         " coalesce(f.cfg = %(fallback)s AND rag_text_config((SELECT m.cfg FROM unnest(%(codes)s::text[], %(cfgs)s::text[])"
         "   AS m(code, cfg) WHERE m.code = v.language), %(fallback)s)::text <> %(fallback)s, false)"
         " FROM document_versions v JOIN documents d ON d.id = v.document_id"
@@ -47,7 +46,7 @@ def live_versions(conn: psycopg.Connection, source: str) -> dict[str, LiveVersio
          "cfgs": [cfg for _, cfg in text_search.DICTIONARY_LANGUAGES.values()]},
     ).fetchall()
     return {
-        r[0]: LiveVersion(r[1], r[2], r[3], tuple(r[4]), r[5] or "", r[6] or "", r[7] or "", r[8], r[9], r[10])
+        r[0]: LiveVersion(r[1], r[2], r[3], tuple(r[4]), r[5] or "", r[6] or "", r[7] or "", r[8], r[9])
         for r in rows
     }
 
