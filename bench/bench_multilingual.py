@@ -36,11 +36,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np
 
+from rag_pipeline.common.language_detection import new_detector
 from rag_pipeline.config import load_config
 from rag_pipeline.embedding import embedder_for
 from rag_pipeline.evaluation.evaluate import evidence_in, load_eval_set
 from rag_pipeline.store import database
-from rag_pipeline.store.text_search import _detector_factory
 from rag_pipeline.sync.context import prepare_database
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,7 +51,7 @@ def question_language(text: str) -> str | None:
     """langdetect on the question itself (the index's detector refuses texts this short)."""
     from langdetect.lang_detect_exception import LangDetectException
 
-    detector = _detector_factory().create()
+    detector = new_detector()
     detector.append(text)
     try:
         return str(detector.detect())

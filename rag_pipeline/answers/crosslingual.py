@@ -60,14 +60,14 @@ def claim_language(text: str) -> str | None:
     fixed); a plainly English claim (ASCII, two English function words) is told without it."""
     from langdetect.lang_detect_exception import LangDetectException
 
-    from rag_pipeline.store.text_search import _detector_factory
+    from rag_pipeline.common.language_detection import new_detector
 
     words = _FIGURE.sub(" ", text)
     if sum(ch.isalpha() for ch in words) < MIN_CLAIM_LETTERS:
         return None
     if words.isascii() and len(_ENGLISH.intersection(_WORD.findall(words.lower()))) >= 2:
         return "en"
-    detector = _detector_factory().create()
+    detector = new_detector()
     detector.append(words)
     try:
         found = detector.get_probabilities()

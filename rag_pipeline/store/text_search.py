@@ -15,8 +15,6 @@ A question is matched with OR semantics (any of its terms may match) and ranked 
 
 from __future__ import annotations
 
-import functools
-
 from rag_pipeline.store.text_dictionaries import LANGUAGES as DICTIONARY_LANGUAGES
 
 FALLBACK_CONFIG = "simple_unaccent"
@@ -40,20 +38,6 @@ SAMPLE_CHARS = 6000  # enough text to tell languages apart; detection cost stays
 MIN_LETTERS = 40  # below this (a scan with no text, a table of numbers) no language is claimed
 
 
-@functools.cache
-def _detector_factory():  # noqa: ANN202 -- langdetect has no types
-    """langdetect's profiles load once; its seed is fixed so the same text always gets the same
-    language (by default it is randomised per call)."""
-    from langdetect import DetectorFactory
-    from langdetect.detector_factory import init_factory
-
-    DetectorFactory.seed = 0
-    init_factory()
-    from langdetect.detector_factory import _factory
-
-    return _factory
-
-
 def detect_language(text: str) -> str | None:
     """ISO 639-1 code of the text's language, or None when there is too little text to tell."""
     sample = _sample(text)
@@ -61,7 +45,9 @@ def detect_language(text: str) -> str | None:
         return None
     from langdetect.lang_detect_exception import LangDetectException
 
-    detector = _detector_factory().create()
+    from rag_pipeline.common.language_detection import new_detector
+
+    detector = new_detector()
     detector.append(sample)
     try:
         return str(detector.detect())
