@@ -5,7 +5,11 @@ staged tombstones. Nothing staged is visible until publish (sync/publish.py)."""
 from __future__ import annotations
 
 import mimetypes
+import os
+import queue
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 
 from rag_pipeline import store
 from rag_pipeline.chunking.chunks import CHUNKER_VERSION
@@ -15,6 +19,8 @@ from rag_pipeline.sync.batches import CONTENT_ACTIONS, work_batches
 from rag_pipeline.sync.context import SyncContext
 from rag_pipeline.sync.counts import Counts
 from rag_pipeline.sync.items import WorkItem
+
+STAGE_WRITERS = 4  # a cap: an embedded server has this machine's cores, more writers only queue on them
 
 
 class TooManyFailuresError(PipelineError):
@@ -55,26 +61,59 @@ def stage_items(ctx: SyncContext, model_id: int) -> StageResult:
 
 
 def _stage_content(ctx: SyncContext, conn, model_id: int, counts: Counter) -> None:  # noqa: ANN001
-    for batch in work_batches(ctx, conn, "embedded", ("chunks", "embeddings"), "stage"):
-        for item in batch:
-            chunked = item.chunked
-            fields = {
-                "checksum": item.checksum,
-                "blob_sha256": item.blob_sha256,
-                "size_bytes": item.size_bytes,
-                "media_type": mimetypes.guess_type(item.uri)[0],
-                "acl_groups": item.acl_groups,
-                "parser_version": chunked.parser,
-                "cleaner_version": CLEANER_VERSION,
-                "chunker_version": CHUNKER_VERSION,
-                "model_id": model_id,
-                "cleaning_counts": chunked.cleaning,
-                "language": chunked.language,
-            }
-            chunks = [c.to_dict() for c in chunked.chunks]
-            if store.versions.stage_content_version(conn, ctx.run_id, item.source, item.uri, fields, chunks, item.embeddings):
-                counts["versions"] += 1
-                counts["chunks"] += len(chunks)
+    """Each document's version in its own transaction, on up to `stage_writers()` connections
+    at once. The INSERT of a version's chunks is PostgreSQL's work (HNSW insertion most of it:
+    bench/README.md, issue 28), so one connection left all but one of the server's cores idle
+    while a large sync staged. Documents never share rows, and a retried step skips what this
+    run staged already, whichever connection staged it."""
+    with ExitStack() as stack:
+        writers = stage_writers()
+        idle: queue.SimpleQueue = queue.SimpleQueue()
+        for _ in range(writers):
+            idle.put(stack.enter_context(ctx.connect()))
+        pool = stack.enter_context(ThreadPoolExecutor(writers, thread_name_prefix="stage"))
+
+        def stage_one(item: WorkItem) -> int | None:
+            writer = idle.get()
+            try:
+                return _stage_version(ctx, writer, model_id, item)
+            finally:
+                idle.put(writer)
+
+        for batch in work_batches(ctx, conn, "embedded", ("chunks", "embeddings"), "stage"):
+            for staged in pool.map(stage_one, batch):
+                if staged is not None:
+                    counts["versions"] += 1
+                    counts["chunks"] += staged
+
+
+def stage_writers() -> int:
+    """Connections the stage step writes on: one per usable core, at most STAGE_WRITERS."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(STAGE_WRITERS, cores))
+
+
+def _stage_version(ctx: SyncContext, conn, model_id: int, item: WorkItem) -> int | None:  # noqa: ANN001
+    """Stage one document's content version; its chunk count, or None when this run had
+    staged it already (a retried step)."""
+    chunked = item.chunked
+    fields = {
+        "checksum": item.checksum,
+        "blob_sha256": item.blob_sha256,
+        "size_bytes": item.size_bytes,
+        "media_type": mimetypes.guess_type(item.uri)[0],
+        "acl_groups": item.acl_groups,
+        "parser_version": chunked.parser,
+        "cleaner_version": CLEANER_VERSION,
+        "chunker_version": CHUNKER_VERSION,
+        "model_id": model_id,
+        "cleaning_counts": chunked.cleaning,
+        "language": chunked.language,
+    }
+    chunks = [c.to_dict() for c in chunked.chunks]
+    if store.versions.stage_content_version(conn, ctx.run_id, item.source, item.uri, fields, chunks, item.embeddings):
+        return len(chunks)
+    return None
 
 
 def _stage_access_only(ctx: SyncContext, conn, stages: tuple[str, ...]) -> int:  # noqa: ANN001
