@@ -41,7 +41,7 @@ MIN_LETTERS = 40  # below this (a scan with no text, a table of numbers) no lang
 def detect_language(text: str) -> str | None:
     """ISO 639-1 code of the text's language, or None when there is too little text to tell."""
     sample = _sample(text)
-    if sum(ch.isalpha() for ch in sample) < MIN_LETTERS:
+    if not _has_letters(sample, MIN_LETTERS):
         return None
     from langdetect.lang_detect_exception import LangDetectException
 
@@ -53,6 +53,17 @@ def detect_language(text: str) -> str | None:
         return str(detector.detect())
     except LangDetectException:
         return None
+
+
+def _has_letters(text: str, wanted: int) -> bool:
+    """Whether the text has `wanted` letters; stops counting there (a document's text is long)."""
+    found = 0
+    for ch in text:
+        if ch.isalpha():
+            found += 1
+            if found >= wanted:
+                return True
+    return False
 
 
 def _sample(text: str) -> str:

@@ -43,6 +43,14 @@ def test_language_is_detected_per_document_and_mapped_to_a_stemmed_configuration
     # too little text (a table of numbers, an empty scan) claims no language
     assert text_search.detect_language("12 | 14 | 18\n19 | 22") is None
     assert text_search.document_config("") == text_search.FALLBACK_CONFIG
+    # the floor counts letters anywhere in the sample, however many digits surround them
+    digits = " ".join(str(n) for n in range(2000))
+    german = "Reisekosten werden erstattet wenn die Reise genehmigt wurde"
+    letters = [ch for ch in german if ch.isalpha()]
+    assert len(letters) > text_search.MIN_LETTERS
+    few = german[: german.index(letters[text_search.MIN_LETTERS - 1])]  # one letter short
+    assert text_search.detect_language(f"{digits} {few} {digits}") is None
+    assert text_search.detect_language(f"{digits} {german} {digits}") == "de"
 
 
 def test_language_detection_is_deterministic_and_bounded_on_huge_text() -> None:
