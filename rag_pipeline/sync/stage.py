@@ -62,7 +62,7 @@ def stage_items(ctx: SyncContext, model_id: int) -> StageResult:
 
 def _stage_content(ctx: SyncContext, conn, model_id: int, counts: Counter) -> None:  # noqa: ANN001
     """Each document's version in its own transaction, on up to `stage_writers()` connections
-    at once. The INSERT of a version's chunks is PostgreSQL's work (HNSW insertion most of it:
+    at once. The INSERT of a version's chunks is PostgreSQL's work (HNSW insertion about half:
     bench/README.md, issue 28), so one connection left all but one of the server's cores idle
     while a large sync staged. Documents never share rows, and a retried step skips what this
     run staged already, whichever connection staged it."""
@@ -71,7 +71,9 @@ def _stage_content(ctx: SyncContext, conn, model_id: int, counts: Counter) -> No
         idle: queue.SimpleQueue = queue.SimpleQueue()
         for _ in range(writers):
             idle.put(stack.enter_context(ctx.connect()))
-        pool = stack.enter_context(ThreadPoolExecutor(writers, thread_name_prefix="stage"))
+        pool = ThreadPoolExecutor(writers, thread_name_prefix="stage")
+        # a failure (or a stop) waits for the versions being written, and starts no more
+        stack.callback(pool.shutdown, wait=True, cancel_futures=True)
 
         def stage_one(item: WorkItem) -> int | None:
             writer = idle.get()
