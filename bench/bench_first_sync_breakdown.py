@@ -7,8 +7,10 @@ batches and its p95 per batch, texts per batch; encode seconds per 1,000 real to
 the chunk step computed and the encoder reused, and the tokenising each step did; the parse of
 Markdown against the same text as plain .txt (in-process `parse_document`, best of 2); stage
 (COPY) seconds per chunk; and threads while encoding: the encoder's intra-op threads, cores
-used by this process, by the parse workers and by PostgreSQL during the embed step (CPU seconds
-/ wall seconds, from /proc). Figures only; nothing is asserted.
+used by this process, by the parse workers and by PostgreSQL during the embed step and during
+the stage step (CPU seconds / wall seconds, from /proc; PostgreSQL's backends counted whenever
+they opened or closed). Run it on an otherwise idle machine: every PostgreSQL process counts.
+Figures only; nothing is asserted.
 
     python bench/bench_first_sync_breakdown.py                   # 200 and 1,000 documents x 3 sections
     python bench/bench_first_sync_breakdown.py --docs 200 --json /tmp/breakdown.json
@@ -44,13 +46,22 @@ from rag_pipeline.sync.context import SyncContext, prepare_database
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process (0 when it is gone)."""
+def cpu_seconds(pid: int, reaped: bool = False) -> float:
+    """User + system CPU seconds of a process (0 when it is gone); with `reaped`, plus those of
+    its children that have ended (the postmaster's: backends that closed during the window)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICKS
+    own = int(fields[11]) + int(fields[12])
+    return (own + (int(fields[13]) + int(fields[14]) if reaped else 0)) / TICKS
+
+
+def group_seconds(group: str, pids: list[int]) -> float:
+    """CPU seconds of a group; PostgreSQL's listed again, since a step opens backends of its own."""
+    if group == "postgres":
+        return sum(cpu_seconds(p, reaped=True) for p in processes()["postgres"])
+    return sum(cpu_seconds(p) for p in pids)
 
 
 def processes() -> dict[str, list[int]]:
@@ -75,8 +86,8 @@ class CoreUse:
     """CPU seconds per group over a window (this process, parse workers, PostgreSQL)."""
 
     def __enter__(self) -> CoreUse:
-        self.groups = {"this process (encoder)": [os.getpid()], **processes()}
-        self.start = {g: sum(cpu_seconds(p) for p in pids) for g, pids in self.groups.items()}
+        self.groups = {"this process": [os.getpid()], **processes()}
+        self.start = {g: group_seconds(g, pids) for g, pids in self.groups.items()}
         self.threads = int(next(line.split()[1] for line in Path("/proc/self/status").read_text().splitlines()
                                 if line.startswith("Threads:")))
         self.t0 = time.perf_counter()
@@ -84,12 +95,12 @@ class CoreUse:
 
     def __exit__(self, *exc: object) -> None:
         wall = time.perf_counter() - self.t0
-        self.cores = {g: round((sum(cpu_seconds(p) for p in pids) - self.start[g]) / wall, 2)
-                      for g, pids in self.groups.items()}
+        self.cores = {g: round((group_seconds(g, pids) - self.start[g]) / wall, 2) for g, pids in self.groups.items()}
 
 
 def instrumented_steps(ctx: SyncContext, embedder: Embedder, model_id: int) -> tuple[dict[str, float], dict[str, Any]]:
-    """The core steps, timed, with the chunk step's tokenising and the embed step's cores."""
+    """The core steps, timed, with the chunk step's tokenising and the cores the embed and stage
+    steps used."""
     extra: dict[str, Any] = {"count_s": 0.0, "count_calls": 0}
     count = embedder.count_tokens
 
@@ -102,21 +113,25 @@ def instrumented_steps(ctx: SyncContext, embedder: Embedder, model_id: int) -> t
             extra["count_calls"] += 1
 
     embedder.count_tokens = timed_count  # type: ignore[method-assign]
-    from rag_pipeline.sync import embed
+    from rag_pipeline.sync import embed, stage
 
-    original = embed.embed_items
+    def with_cores(step: Any, key: str) -> Any:
+        def measured(*args: Any, **kwargs: Any) -> Any:
+            with CoreUse() as use:
+                result = step(*args, **kwargs)
+            extra[key] = use.cores
+            if key == "cores":
+                extra["threads_in_process"] = use.threads
+            return result
+        return measured
 
-    def embed_with_cores(*args: Any, **kwargs: Any) -> Any:
-        with CoreUse() as use:
-            result = original(*args, **kwargs)
-        extra["cores"], extra["threads_in_process"] = use.cores, use.threads
-        return result
-
-    embed.embed_items = embed_with_cores  # type: ignore[assignment]
+    originals = (embed.embed_items, stage.stage_items)
+    embed.embed_items = with_cores(embed.embed_items, "cores")  # type: ignore[assignment]
+    stage.stage_items = with_cores(stage.stage_items, "cores_stage")  # type: ignore[assignment]
     try:
         seconds = timed_run(ctx, embedder, model_id)
     finally:
-        embed.embed_items = original  # type: ignore[assignment]
+        embed.embed_items, stage.stage_items = originals  # type: ignore[assignment]
         del embedder.count_tokens
     return seconds, extra
 
@@ -178,7 +193,8 @@ def run_size(docs: int, sections: int, work: Path) -> dict[str, Any]:
         "chunk_step_tokenize_s": round(extra["count_s"], 2), "chunk_step_tokenize_calls": extra["count_calls"],
         "encoder_tokenize_s": round(stats.tokenize_s, 3), "ids_reused": stats.ids_reused, "texts_encoded": stats.texts,
         "stage_ms_per_chunk": round(1000 * seconds["stage"] / chunks, 2) if chunks else 0,
-        "cores_during_embed": extra.get("cores"), "threads_in_process": extra.get("threads_in_process"),
+        "cores_during_embed": extra.get("cores"), "cores_during_stage": extra.get("cores_stage"),
+        "threads_in_process": extra.get("threads_in_process"),
         "encoder_threads": _encoder_threads(embedder),
         "parse": parse_times(corpus), "loadavg": load,
     }
@@ -218,6 +234,7 @@ def report(results: list[dict[str, Any]]) -> None:
         print(f"| {label} | " + " | ".join(cells) + " |")
     for r in results:
         print(f"{r['docs']} docs: steps {r['steps_s']}; cores during embed {r['cores_during_embed']}; "
+              f"during stage {r['cores_during_stage']}; "
               f"parse {r['parse']}; load {r['loadavg']}")
 
 
