@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from rag_pipeline.common.cpus import usable_cores
 from rag_pipeline.embedding.digest_cache import cache_dir
 from rag_pipeline.embedding.identity import ModelError
 
@@ -302,7 +303,7 @@ def cpu_threads() -> int:
     configured = os.environ.get("OMP_NUM_THREADS", "")
     if configured.isdigit() and int(configured) > 0:
         return int(configured)
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    return usable_cores()
 
 
 def library_version(name: str) -> str:

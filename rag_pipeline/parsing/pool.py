@@ -11,7 +11,6 @@ edited file starts one parser, as before, and a large sync grows to the pool's s
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 import time
@@ -19,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from rag_pipeline.common.cpus import usable_cores, usable_cpus
 from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.types import ParseError
 from rag_pipeline.parsing.worker import ParseWorker, ParseWorkerError
@@ -31,17 +31,10 @@ MIN_IDLE_CORES = 0.5  # a new parser needs at least this much of the machine's C
 CPU_WINDOW_SECONDS = 0.2  # shortest interval idle CPU is measured over
 
 
-def _usable_cpus() -> set[int]:
-    try:
-        return os.sched_getaffinity(0)
-    except AttributeError:  # not Linux
-        return set(range(os.cpu_count() or 1))
-
-
 def machine_workers() -> int:
     """Parser processes this machine can run side by side: one per usable core, no more than
     available memory holds at WORKER_MEMORY_BUDGET each, at least one."""
-    cores = len(_usable_cpus())
+    cores = usable_cores()
     available = _available_memory()
     by_memory = available // WORKER_MEMORY_BUDGET if available else cores
     return max(1, min(cores, by_memory, MAX_AUTO_WORKERS))
@@ -67,7 +60,7 @@ class IdleCpu:
 
     def __init__(self, stat: str = "/proc/stat", window: float = CPU_WINDOW_SECONDS) -> None:
         self._stat, self._window = stat, window
-        self._cpus = {f"cpu{n}" for n in _usable_cpus()}
+        self._cpus = {f"cpu{n}" for n in usable_cpus()}
         self._last = self._read()
         self._at = time.monotonic()
         self._idle: float | None = None

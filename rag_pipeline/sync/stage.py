@@ -5,7 +5,6 @@ staged tombstones. Nothing staged is visible until publish (sync/publish.py)."""
 from __future__ import annotations
 
 import mimetypes
-import os
 import queue
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +13,7 @@ from contextlib import ExitStack
 from rag_pipeline import store
 from rag_pipeline.chunking.chunks import CHUNKER_VERSION
 from rag_pipeline.cleaning.clean import CLEANER_VERSION
+from rag_pipeline.common.cpus import usable_cores
 from rag_pipeline.errors import PipelineError
 from rag_pipeline.sync.batches import CONTENT_ACTIONS, work_batches
 from rag_pipeline.sync.context import SyncContext
@@ -91,8 +91,7 @@ def _stage_content(ctx: SyncContext, conn, model_id: int, counts: Counter) -> No
 
 def stage_writers() -> int:
     """Connections the stage step writes on: one per usable core, at most STAGE_WRITERS."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(STAGE_WRITERS, cores))
+    return min(STAGE_WRITERS, usable_cores())
 
 
 def _stage_version(ctx: SyncContext, conn, model_id: int, item: WorkItem) -> int | None:  # noqa: ANN001
