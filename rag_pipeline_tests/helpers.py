@@ -66,12 +66,12 @@ def versions(db_url: str, uri: str) -> list[tuple]:
     )
 
 
-def stage_without_gate(config_path: Path, db_url: str, run_id: str, embedder: Any) -> tuple[Any, dict[str, Any]]:
-    """Run the core steps plan..stage directly (no Dagster, no gate); return the context and
-    the stage step's result. For tests of what happens to a run that never reached its gate."""
+def embedded_run(config_path: Path, db_url: str, run_id: str, embedder: Any) -> tuple[Any, int]:
+    """Run the core steps plan..embed directly (no Dagster); return the context and the model id.
+    For tests of the stage step itself."""
     from rag_pipeline import store
     from rag_pipeline.config import load_config
-    from rag_pipeline.sync import chunk, clean, embed, parse, plan, stage
+    from rag_pipeline.sync import chunk, clean, embed, parse, plan
     from rag_pipeline.sync.context import SyncContext
 
     ctx = SyncContext(config=load_config(config_path), db_url=db_url, run_id=run_id)
@@ -82,11 +82,20 @@ def stage_without_gate(config_path: Path, db_url: str, run_id: str, embedder: An
     clean.clean_items(ctx)
     chunk.chunk_items(ctx, embedder)
     embed.embed_items(ctx, embedder, model_id)
+    return ctx, model_id
+
+
+def stage_without_gate(config_path: Path, db_url: str, run_id: str, embedder: Any) -> tuple[Any, dict[str, Any]]:
+    """Run the core steps plan..stage directly (no Dagster, no gate); return the context and
+    the stage step's result. For tests of what happens to a run that never reached its gate."""
+    from rag_pipeline.sync import stage
+
+    ctx, model_id = embedded_run(config_path, db_url, run_id, embedder)
     return ctx, stage.stage_items(ctx, model_id)
 
 
-__all__ = ["psycopg", "query", "rewrite_history", "index_documents", "run_cli", "search", "stage_without_gate", "sync",
-           "versions", "wait_until"]
+__all__ = ["embedded_run", "psycopg", "query", "rewrite_history", "index_documents", "run_cli", "search",
+           "stage_without_gate", "sync", "versions", "wait_until"]
 
 
 def stage_text(conn: psycopg.Connection, embedder: Any, model_id: int, run_id: str, uri: str, text: str,

@@ -12,9 +12,7 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from rag_pipeline import store
-from rag_pipeline.config import load_config
-from rag_pipeline.sync import chunk, clean, embed, parse, plan, stage
+from rag_pipeline.sync import stage
 from rag_pipeline.sync.context import SyncContext
 
 DOCS = 12
@@ -35,16 +33,9 @@ def folder(tmp_path: Path, corpus_dir: Path) -> Path:
 
 def _embedded(tmp_path: Path, db_url: str, docs: Path, embedder, run_id: str) -> tuple[SyncContext, int]:
     from conftest import write_config
+    from helpers import embedded_run
 
-    ctx = SyncContext(config=load_config(write_config(tmp_path, db_url, docs=docs)), db_url=db_url, run_id=run_id)
-    with ctx.connect() as conn:
-        model_id = store.models.register_model(conn, embedder.identity.to_dict())
-    plan.plan_run(ctx, model_id)
-    parse.parse_items(ctx)
-    clean.clean_items(ctx)
-    chunk.chunk_items(ctx, embedder)
-    embed.embed_items(ctx, embedder, model_id)
-    return ctx, model_id
+    return embedded_run(write_config(tmp_path, db_url, docs=docs), db_url, run_id, embedder)
 
 
 def _staged(db_url: str, run_id: str) -> list[tuple]:
