@@ -12,37 +12,28 @@ langdetect itself).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import generated_corpus
 from langdetect.detector import Detector
 
 from rag_pipeline.common.language_detection import _factory, new_detector
 from rag_pipeline.store.text_search import _sample
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = Path(os.environ.get("RAG_CORPUS_DIR", ROOT.parent / "shared" / "corpus"))
 
 
 def documents(count: int) -> list[str]:
     """`count` report-sized texts of three SciFact abstracts each (English, as the generated
     benchmark corpus), then every text file of evalsets/generalisation (Czech, German, French,
     English), each as the chunk step samples it."""
-    path = CORPUS / "qa" / "scifact_beir" / "corpus.jsonl"
-    if not path.is_file():
-        raise SystemExit(f"{path}: the SciFact corpus is missing; set RAG_CORPUS_DIR to the shared corpus folder")
-    abstracts = []
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            doc = json.loads(line)
-            abstracts.append(f"{doc['title']}\n\n{doc['text']}")
-            if len(abstracts) >= 3 * count:
-                break
+    abstracts = [f"{title}\n\n{text}" for title, text in generated_corpus.abstracts()[: 3 * count]]
     texts = ["\n\n".join(abstracts[i: i + 3]) for i in range(0, len(abstracts), 3)]
     folder = ROOT / "evalsets" / "generalisation" / "docs"
     texts += [p.read_text(encoding="utf-8", errors="replace") for p in sorted(folder.iterdir()) if p.is_file()]
