@@ -54,6 +54,18 @@ def ensure_vector_index(conn: psycopg.Connection, dimension: object) -> str | No
     return conn.execute("SELECT rag_ensure_vector_index(%s)", (dimension,)).fetchone()[0]
 
 
+def defer_vector_index(conn: psycopg.Connection, dimension: object) -> bool:
+    """Drop the dimension's HNSW index while the chunks table is still empty, so that a first
+    load builds its graph once from all its rows (`ensure_vector_index`, several times faster
+    than inserting each row into it: migration 033). True when the index is absent now and the
+    caller must rebuild it after writing; an index that serves any row is never dropped."""
+    dimension = check_dimension(dimension)
+    if dimension > MAX_INDEXED_DIMENSION:
+        return False
+    with conn.transaction():
+        return bool(conn.execute("SELECT rag_defer_vector_index(%s)", (dimension,)).fetchone()[0])
+
+
 def model_by_id(conn: psycopg.Connection, model_id: int) -> dict[str, Any] | None:
     return row(conn, "SELECT * FROM embedding_models WHERE id = %s", (model_id,))
 

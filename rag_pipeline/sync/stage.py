@@ -42,8 +42,13 @@ def stage_items(ctx: SyncContext, model_id: int) -> StageResult:
     counts: Counter = Counter()
     with ctx.connect() as conn:
         too_many = _too_many_failures(ctx, conn)
+        dimension = store.models.model_by_id(conn, model_id)["dimension"]
         if too_many is None:
+            # a first load into an empty index builds the vector index after its rows (033)
+            store.models.defer_vector_index(conn, dimension)
             _stage_content(ctx, conn, model_id, counts)
+        # whether this run or an earlier failed one left it out: every staged row is indexed
+        store.models.ensure_vector_index(conn, dimension)
         for source, uri in store.work_items.item_keys(conn, ctx.run_id, "planned", ("acl_changed",)):
             counts["acl_versions"] += store.versions.stage_acl_version(conn, ctx.run_id, source, uri, _acl(conn, ctx, source, uri))
         failed_stages = ("quarantined",) if too_many is None else ("quarantined", "embedded")

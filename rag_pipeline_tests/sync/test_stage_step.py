@@ -1,7 +1,9 @@
-"""The stage step writes documents' versions on several connections at once (one per core).
+"""The stage step writes documents' versions on several connections at once (one per core),
+and a first load into an empty index builds its vector index after the rows (migration 033).
 What a user relies on is unchanged: every document staged exactly once per run with all its
-chunks in order, and a step that failed on one document, with the others staged beside it,
-finishes on its retry without staging anything twice."""
+chunks in order; a step that failed on one document, with the others staged beside it,
+finishes on its retry without staging anything twice; every staged chunk is in the vector
+index once the step is done, and an index that serves rows is never dropped."""
 
 from __future__ import annotations
 
@@ -12,10 +14,12 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from rag_pipeline import store
 from rag_pipeline.sync import stage
 from rag_pipeline.sync.context import SyncContext
 
 DOCS = 12
+INDEX = "chunks_embedding_hnsw_384"
 
 
 @pytest.fixture
@@ -51,6 +55,41 @@ def _staged(db_url: str, run_id: str) -> list[tuple]:
         ).fetchall()
 
 
+def _index_oid(db_url: str) -> int | None:
+    with psycopg.connect(db_url) as conn:
+        return conn.execute("SELECT to_regclass(%s)::oid", (INDEX,)).fetchone()[0]
+
+
+def _unfound_through_index(db_url: str) -> list[int]:
+    """Chunks whose own vector does not come back at distance 0 from a walk of the HNSW index:
+    rows the index lacks. The walk is forced (no sequential scan) and checked to be the index's."""
+    with psycopg.connect(db_url) as conn:
+        conn.execute("SET enable_seqscan = off")
+        conn.execute("SET hnsw.ef_search = 200")
+        nearest = ("SELECT x.embedding::vector(384) <=> %s::vector(384) FROM chunks x"
+                   " WHERE vector_dims(x.embedding) = 384 ORDER BY x.embedding::vector(384) <=> %s::vector(384) LIMIT 1")
+        rows = conn.execute("SELECT id, embedding::text FROM chunks ORDER BY id").fetchall()
+        assert len(rows) >= DOCS
+        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + nearest, (rows[0][1], rows[0][1])).fetchall())
+        assert INDEX in plan, plan
+        return [i for i, vector in rows if conn.execute(nearest, (vector, vector)).fetchone()[0] > 1e-6]
+
+
+def test_a_first_load_builds_its_vector_index_after_the_rows_and_never_drops_a_serving_one(
+        tmp_path: Path, db_url: str, folder: Path, embedder) -> None:
+    ctx, model_id = _embedded(tmp_path, db_url, folder, embedder, "stage-index-1")
+    registered = _index_oid(db_url)
+    assert registered is not None  # recording the model built the (empty) index
+    stage.stage_items(ctx, model_id)
+    rebuilt = _index_oid(db_url)
+    assert rebuilt is not None and rebuilt != registered  # dropped before the load, built after it
+    assert _unfound_through_index(db_url) == []
+    with psycopg.connect(db_url, autocommit=True) as conn:  # now it serves rows: never dropped
+        assert store.models.defer_vector_index(conn, 384) is False
+        assert store.models.defer_vector_index(conn, 4096) is False  # beyond HNSW: no index to defer
+    assert _index_oid(db_url) == rebuilt
+
+
 def test_every_document_is_staged_once_with_its_chunks_in_order(tmp_path: Path, db_url: str, folder: Path,
                                                                   embedder) -> None:
     assert stage.stage_writers() >= 1
@@ -81,9 +120,11 @@ def test_a_stage_step_failing_on_one_document_finishes_on_retry_without_staging_
             stage.stage_items(ctx, model_id)
         first = _staged(db_url, ctx.run_id)
         assert not any(uri.endswith(blocked) for uri, *_ in first)
+        assert _index_oid(db_url) is None  # left out until the step finishes
         assert len(first) >= 5  # those before it in the batch, at least (more where writers run beside it)
         holder.rollback()
     retry = stage.stage_items(ctx, model_id)
     rows = _staged(db_url, ctx.run_id)
     assert retry.counts["versions"] == 1
     assert len(rows) == DOCS and all(r[1] == 1 and r[3] and r[4] for r in rows)
+    assert _unfound_through_index(db_url) == []  # the retry built it over both attempts' rows
