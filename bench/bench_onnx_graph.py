@@ -4,12 +4,15 @@ Times, in turns on the same texts (the generated corpus' chunks through the proj
 sorted by token length as the Embedder batches them): the plain export (scaled-dot-product
 attention, which the graph optimiser cannot fuse) and the fused graph the backend now runs
 (`onnx_backend.fused`: Attention, EmbedLayerNormalization, SkipLayerNormalization, BiasGelu),
-each run RUN_ROWS texts at a time for several run sizes. Prints seconds (best of --rounds),
+each run RUN_ROWS texts at a time for several run sizes; with --streams, also the fused graph on
+one intra-op thread, its runs spread over one Python thread per core (ONNX Runtime releases the
+GIL in `run`) instead of one session using every core. Prints seconds (best of --rounds),
 ms per 1,000 real tokens, the ratio against the former setting (plain graph, runs of 32) and
 the minimum cosine of each variant's vectors with the former ones. Figures only.
 
     python bench/bench_onnx_graph.py                       # 300 chunk texts, 3 rounds
     python bench/bench_onnx_graph.py --texts 600 --rows 1,2,4,8,16,32
+    python bench/bench_onnx_graph.py --texts 200 --rows 4 --streams
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import os
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -33,6 +37,7 @@ import numpy as np
 from rag_pipeline.chunking.chunks import chunk_elements
 from rag_pipeline.chunking.document_identity import document_identity
 from rag_pipeline.cleaning.clean import clean_elements
+from rag_pipeline.common.cpus import usable_cores
 from rag_pipeline.embedding import load_embedder, onnx_backend
 from rag_pipeline.embedding.digest_cache import weights_digest
 from rag_pipeline.embedding.tokens import length_batches, padded, truncated
@@ -57,6 +62,8 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--rows", default="2,4,8,32", help="run sizes to time (texts per session run)")
+    parser.add_argument("--streams", action="store_true",
+                        help="also time one-thread sessions run side by side, one per core")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     embedder = load_embedder()
@@ -75,14 +82,27 @@ def main() -> None:
     plain._open(plain_graph, fused.pooling, fused.max_length, None)
     rows = [int(r) for r in args.rows.split(",")]
     variants = [("plain", 32), *[("fused", r) for r in rows]]
+    streams = None
+    if args.streams:
+        streams = onnx_backend.OnnxEncoder(embedder.model, digest, threads=1)
+        pool = ThreadPoolExecutor(usable_cores())
+        variants += [("streams", r) for r in rows]
+
+    def side_by_side(feed: dict) -> np.ndarray:
+        """One batch's runs on every core at once, each on a one-thread session."""
+        run = onnx_backend.RUN_ROWS
+        parts = pool.map(lambda i: streams._run({k: v[i:i + run] for k, v in feed.items()}),
+                         range(0, len(feed["input_ids"]), run))
+        return np.concatenate(list(parts))
     seconds: dict[str, list[float]] = {}
     vectors: dict[str, np.ndarray] = {}
     for _ in range(args.rounds):
         for graph, run in variants:
             onnx_backend.RUN_ROWS = run
             encoder = fused if graph == "fused" else plain
+            encode = side_by_side if graph == "streams" else encoder.encode_ids
             started = time.perf_counter()
-            out = np.concatenate([encoder.encode_ids(feed) for feed in feeds])
+            out = np.concatenate([encode(feed) for feed in feeds])
             seconds.setdefault(f"{graph} x{run}", []).append(time.perf_counter() - started)
             vectors[f"{graph} x{run}"] = out
     base = min(seconds["plain x32"])

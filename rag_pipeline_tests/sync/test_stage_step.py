@@ -8,6 +8,8 @@ index once the step is done, and an index that serves rows is never dropped."""
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
 import psycopg
@@ -88,6 +90,29 @@ def test_a_first_load_builds_its_vector_index_after_the_rows_and_never_drops_a_s
         assert store.models.defer_vector_index(conn, 384) is False
         assert store.models.defer_vector_index(conn, 4096) is False  # beyond HNSW: no index to defer
     assert _index_oid(db_url) == rebuilt
+
+
+def test_a_reader_left_open_on_the_chunks_does_not_stall_a_first_load(
+        tmp_path: Path, db_url: str, folder: Path, embedder) -> None:
+    """Dropping the index would wait for a reader idle in its transaction (for ever, at the
+    server's default lock_timeout), and every new search would queue behind the drop: the step
+    gives up on deferring after a second instead, and loads into the index as it is, with the
+    reader served throughout. The step runs beside the test so that a wait fails it, after
+    minutes where a second is expected, instead of hanging the suite."""
+    ctx, model_id = _embedded(tmp_path, db_url, folder, embedder, "stage-index-2")
+    registered = _index_oid(db_url)
+    with ThreadPoolExecutor(1) as pool, psycopg.connect(db_url) as reader:
+        assert reader.execute("SELECT count(*) FROM chunks").fetchone()[0] == 0  # and its transaction stays open
+        step = pool.submit(stage.stage_items, ctx, model_id)
+        try:
+            result = step.result(timeout=300)
+        except FutureTimeout:
+            reader.rollback()  # lets the drop through, so the step's thread ends
+            pytest.fail("the first load waited for a reader's open transaction")
+        assert reader.execute("SELECT count(*) FROM chunks").fetchone()[0] == result.counts["chunks"]  # still served
+    assert result.counts["versions"] == DOCS
+    assert _index_oid(db_url) == registered  # kept: the rows went into it one by one
+    assert _unfound_through_index(db_url) == []
 
 
 def test_every_document_is_staged_once_with_its_chunks_in_order(tmp_path: Path, db_url: str, folder: Path,

@@ -22,7 +22,15 @@ BEGIN
     IF EXISTS (SELECT 1 FROM chunks) THEN
         RETURN false;
     END IF;
-    EXECUTE format('DROP INDEX %I', index_name);
+    -- DROP INDEX waits for every open transaction that read chunks, and while it waits every
+    -- new search queues behind it: a reader left idle in a transaction would stall the sync and
+    -- all searches. Give up after a second and load into the index as it is.
+    BEGIN
+        PERFORM set_config('lock_timeout', '1000', true);
+        EXECUTE format('DROP INDEX %I', index_name);
+    EXCEPTION WHEN lock_not_available THEN
+        RETURN false;
+    END;
     RETURN true;
 END
 $$;
