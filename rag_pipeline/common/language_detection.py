@@ -48,8 +48,8 @@ def new_detector() -> FastDetector:
 
 
 class FastDetector(Detector):
-    """langdetect's Detector; `append`, `cleaning_text` and `_extract_ngrams` give the same
-    results without a Python step per character."""
+    """langdetect's Detector; `append`, `cleaning_text`, `_extract_ngrams` and
+    `_update_lang_prob` give the same results with less Python work per character."""
 
     def append(self, text: str) -> None:
         text = self.URL_RE.sub(" ", text)
@@ -64,35 +64,38 @@ class FastDetector(Detector):
             self.text = _LATIN.sub("", self.text)
 
     def _extract_ngrams(self) -> list[str]:
+        """langdetect's n-gram buffer restarts after every space and holds at most three
+        characters, so the grams ending at a character are that character, it with the one
+        before, and those with the one before that unless a space came between; a character
+        that continues a run of capitals gives none. With runs of spaces made one (the buffer
+        skips repeated spaces) that is a fixed window over the text: no buffer to keep."""
         known = self.word_lang_prob_map
-        text = self.text.translate(_normalisation(self.text))
+        text = _SPACES.sub(" ", " " + self.text.translate(_normalisation(self.text)))
         result: list[str] = []
         keep = result.append
-        grams, capital = " ", False
-        for ch in text:  # NGram.add_char, then NGram.get(1..3), inlined
-            last = grams[-1]
-            if last == " ":
-                grams, capital = " ", False
-                if ch == " ":
-                    continue
-            elif len(grams) >= 3:
-                grams = grams[1:]
-            grams += ch
-            if ch.isupper():
-                if last.isupper():
-                    capital = True
-            else:
-                capital = False
-            if capital:
+        for before, last, ch in zip(" " + text, text, text[1:]):
+            if ch.isupper() and last.isupper():
                 continue
             if ch != " " and ch in known:
                 keep(ch)
-            if len(grams) >= 2:
-                if grams[-2:] in known:
-                    keep(grams[-2:])
-                if len(grams) == 3 and grams in known:
-                    keep(grams)
+            gram = last + ch
+            if gram in known:
+                keep(gram)
+            if last != " ":
+                gram = before + gram
+                if gram in known:
+                    keep(gram)
         return result
+
+    def _update_lang_prob(self, prob: list[float], word: str | None, alpha: float) -> bool:
+        """langdetect's update, each probability multiplied by the same sum in the same order
+        (identical floats), as one list comprehension instead of an indexed loop."""
+        probs = self.word_lang_prob_map.get(word) if word is not None else None
+        if probs is None:
+            return False
+        weight = alpha / self.BASE_FREQ
+        prob[:] = [p * (weight + q) for p, q in zip(prob, probs)]
+        return True
 
 
 def _normalisation(text: str) -> dict[int, str]:
