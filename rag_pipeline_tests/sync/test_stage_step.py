@@ -89,6 +89,9 @@ def test_a_first_load_builds_its_vector_index_after_the_rows_and_never_drops_a_s
     with psycopg.connect(db_url, autocommit=True) as conn:  # now it serves rows: never dropped
         assert store.models.defer_vector_index(conn, 384) is False
         assert store.models.defer_vector_index(conn, 4096) is False  # beyond HNSW: no index to defer
+        for hostile in (True, "384); DROP TABLE chunks; --", -384, 0, None):  # the dimension reaches DDL
+            with pytest.raises(store.models.ModelDimensionError):
+                store.models.defer_vector_index(conn, hostile)
     assert _index_oid(db_url) == rebuilt
 
 
