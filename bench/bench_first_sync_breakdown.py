@@ -14,6 +14,7 @@ Figures only; nothing is asserted.
 
     python bench/bench_first_sync_breakdown.py                   # 200 and 1,000 documents x 3 sections
     python bench/bench_first_sync_breakdown.py --docs 200 --json /tmp/breakdown.json
+    python bench/bench_first_sync_breakdown.py --docs 200 --no-chunk-helpers   # the chunk step alone in this process
 """
 
 from __future__ import annotations
@@ -243,7 +244,13 @@ def main() -> None:
     parser.add_argument("--docs", type=int, nargs="+", default=[200, 1000])
     parser.add_argument("--sections", type=int, default=3)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--no-chunk-helpers", action="store_true",
+                        help="chunk in the step's process alone (the step before sync/chunk_helper.py)")
     args = parser.parse_args()
+    if args.no_chunk_helpers:
+        from rag_pipeline.sync import chunk_helper
+
+        chunk_helper.MIN_DOCUMENTS = 10**9
     work = Path(tempfile.mkdtemp(prefix="rag-bench-breakdown-"))
     work.chmod(0o755)
     results = []

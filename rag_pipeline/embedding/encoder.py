@@ -32,7 +32,7 @@ from rag_pipeline.embedding.backends import (
 )
 from rag_pipeline.embedding.digest_cache import weights_digest
 from rag_pipeline.embedding.identity import ModelError, ModelIdentity, output_normalized, resolve_model, shape_from_files
-from rag_pipeline.embedding.tokens import EncodeStats, TokenIds, length_batches, load_fast_tokenizer, padded, truncated
+from rag_pipeline.embedding.tokens import EncodeStats, TokenIds, fast_token_ids, length_batches, padded, truncated
 
 IdsEncode = Callable[[dict[str, np.ndarray]], np.ndarray]  # one padded batch of token ids -> unit vectors
 
@@ -220,10 +220,9 @@ class Embedder:
     def token_ids(self) -> TokenIds:
         """The model's tokenizer (tokenizer.json directly when the folder has one, else the
         loaded model's), remembering the ids of what it counts for the encoder."""
-        fast = load_fast_tokenizer(self.path)
+        fast = fast_token_ids(self.path)
         if fast is not None:
-            tokenizer, pad_id = fast
-            return TokenIds(lambda texts: [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=True)], pad_id)
+            return fast
         slow = self.model.tokenizer
         return TokenIds(lambda texts: slow(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"],
                         slow.pad_token_id or 0)

@@ -74,6 +74,15 @@ def load_fast_tokenizer(model_dir: Path) -> tuple[Any, int] | None:
     return tokenizer, pad_id
 
 
+def fast_token_ids(model_dir: Path) -> TokenIds | None:
+    """`TokenIds` over the folder's tokenizer.json (see `load_fast_tokenizer`), None without one."""
+    fast = load_fast_tokenizer(model_dir)
+    if fast is None:
+        return None
+    tokenizer, pad_id = fast
+    return TokenIds(lambda texts: [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=True)], pad_id)
+
+
 class TokenIds:
     """Ids with special tokens, untruncated, per text; remembers those it computed."""
 
@@ -103,6 +112,11 @@ class TokenIds:
 
     def held(self, text: str) -> bool:
         return text in self._ids
+
+    def remember(self, text: str, ids: Sequence[int] | np.ndarray) -> None:
+        """Keep ids another process computed with the same tokenizer (the chunk step's helper
+        process: see sync/chunk_helper.py), so the encoder here reuses them."""
+        self._remember(text, np.asarray(ids, dtype=np.int32))
 
     def _remember(self, text: str, ids: np.ndarray) -> None:
         if text in self._ids or len(ids) > self._budget:

@@ -18,6 +18,7 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
+from rag_pipeline.common.children import die_with_parent
 from rag_pipeline.errors import PipelineError
 from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.types import ParseError
@@ -39,7 +40,7 @@ def _serve(conn: Connection, limits: ParseLimits) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
     except (ValueError, OSError):
         pass
-    _die_with_parent()
+    die_with_parent()
     _without_torch()
     from rag_pipeline.common import heap
 
@@ -89,22 +90,6 @@ def _without_torch() -> None:
     while the run's own process loads torch for the model. Marked absent, thinc takes its numpy
     path, as on a machine without torch; spaCy's pipelines give the same results on it."""
     sys.modules.setdefault("torch", None)  # type: ignore[assignment] -- None: "import torch" raises ImportError
-
-
-def _die_with_parent() -> None:
-    """A sync killed with -9 cannot stop its worker, which would go on burning CPU on a
-    pathological file: ask Linux to kill the worker when its parent dies (no-op elsewhere)."""
-    parent = os.getppid()
-    try:
-        import ctypes
-        import signal
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent died before the request took effect
-        os._exit(1)
 
 
 class ParseWorker:

@@ -6,19 +6,22 @@ from __future__ import annotations
 
 from collections import Counter
 
+import psycopg
+
 from rag_pipeline import store
-from rag_pipeline.chunking.chunks import chunk_elements, cleaned_text
+from rag_pipeline.chunking.chunks import TokenCounter, chunk_elements, cleaned_text
 from rag_pipeline.chunking.document_identity import document_identity
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.store import text_search
 from rag_pipeline.sync.batches import Shard, stage_shards, work_batches
+from rag_pipeline.sync.chunk_helper import ChunkHelpers, helpers_wanted
 from rag_pipeline.sync.context import SyncContext
 from rag_pipeline.sync.counts import Counts
-from rag_pipeline.sync.items import Chunked
+from rag_pipeline.sync.items import Chunked, Cleaned, WorkItem
 
 
 class ChunkResult(Counts):
-    """counts: documents, chunks, tokens."""
+    """counts: documents, chunks, tokens, by_helpers (documents a helper process chunked)."""
 
 
 def shards(ctx: SyncContext) -> list[Shard]:
@@ -30,23 +33,51 @@ def finish(ctx: SyncContext, results: list[ChunkResult]) -> ChunkResult:
 
 
 def chunk_items(ctx: SyncContext, embedder: Embedder, shard: Shard | None = None) -> ChunkResult:
-    """Chunk each cleaned document of the shard (or of every shard of the run in turn)."""
+    """Chunk each cleaned document of the shard (or of every shard of the run in turn); on a
+    large shard, helper processes on the idle cores take documents beside this one
+    (sync/chunk_helper.py)."""
     if shard is None:
         return finish(ctx, [chunk_items(ctx, embedder, s) for s in shards(ctx)])
     counts: Counter = Counter()
-    with ctx.connect() as conn:
+
+    def record(conn: psycopg.Connection, item: WorkItem, chunked: Chunked) -> None:
+        with conn.transaction():
+            store.work_items.advance_item(conn, ctx.run_id, item.source, item.uri, "chunked", "chunks",
+                                          chunked.to_dict())
+        counts["documents"] += 1
+        counts["chunks"] += len(chunked.chunks)
+        counts["tokens"] += sum(c.token_count for c in chunked.chunks)
+
+    def record_finished(conn: psycopg.Connection, helpers: ChunkHelpers, wait: bool = False) -> None:
+        for item, done in helpers.finished(wait):
+            if done is None:  # the helper failed: chunked here (a real error is raised here)
+                record(conn, item, own(item))
+                continue
+            chunked, ids = done
+            for chunk, chunk_ids in zip(chunked.chunks, ids, strict=True):
+                embedder.token_ids.remember(chunk.search_text, chunk_ids)
+            record(conn, item, chunked)
+            counts["by_helpers"] += 1
+
+    def own(item: WorkItem) -> Chunked:
+        return chunk_document(item.cleaned, item.uri, embedder.count_tokens, embedder.max_tokens)
+
+    helpers = helpers_wanted(len(shard.uris), embedder.path)
+    with ctx.connect() as conn, ChunkHelpers(embedder.path, embedder.max_tokens, helpers) as pool:
         for batch in work_batches(ctx, conn, "cleaned", ("cleaned",), "chunk", shard):
             for item in batch:
-                cleaned = item.cleaned
-                identity = document_identity(cleaned.title, cleaned.elements, item.uri)
-                chunks = chunk_elements(cleaned.elements, embedder.count_tokens, embedder.max_tokens, identity=identity)
-                language = text_search.detect_language(cleaned_text(cleaned.elements)[0])
-                chunked = Chunked(chunks=chunks, parser=cleaned.parser, cleaning=cleaned.cleaning, title=cleaned.title,
-                                  language=language)
-                with conn.transaction():
-                    store.work_items.advance_item(conn, ctx.run_id, item.source, item.uri, "chunked", "chunks",
-                                                  chunked.to_dict())
-                counts["documents"] += 1
-                counts["chunks"] += len(chunks)
-                counts["tokens"] += sum(c.token_count for c in chunks)
+                record_finished(conn, pool)
+                if not pool.offer(item):
+                    record(conn, item, own(item))
+        record_finished(conn, pool, wait=True)
     return ChunkResult(counts=dict(counts))
+
+
+def chunk_document(cleaned: Cleaned, uri: str, count_tokens: TokenCounter, max_tokens: int) -> Chunked:
+    """One document's chunks, each led by its identity line, and its language (detected once
+    over the whole cleaned text: it picks the full-text configuration of every chunk)."""
+    identity = document_identity(cleaned.title, cleaned.elements, uri)
+    chunks = chunk_elements(cleaned.elements, count_tokens, max_tokens, identity=identity)
+    language = text_search.detect_language(cleaned_text(cleaned.elements)[0])
+    return Chunked(chunks=chunks, parser=cleaned.parser, cleaning=cleaned.cleaning, title=cleaned.title,
+                   language=language)
