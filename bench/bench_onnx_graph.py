@@ -57,6 +57,23 @@ def chunk_texts(embedder, count: int) -> list[str]:
     return texts[:count]
 
 
+def encoder_feeds(embedder, count: int) -> tuple[list[str], list[dict[str, np.ndarray]], int]:
+    """`count` chunk texts, their padded batches as the Embedder cuts them, and their real tokens."""
+    texts = chunk_texts(embedder, count)
+    ids = [truncated(i, embedder.max_tokens) for i in embedder.token_ids.ids(texts)]
+    feeds = [padded([ids[i] for i in batch], embedder.token_ids.pad_id)
+             for batch in length_batches([len(i) for i in ids], embedder.batch_size)]
+    return texts, feeds, sum(len(i) for i in ids)
+
+
+def plain_export(embedder) -> Path:
+    """The cached plain ONNX export of the model (exported now if missing)."""
+    path = onnx_backend.export_path(weights_digest(embedder.path))
+    if not path.is_file():
+        onnx_backend.export(embedder.model, path)
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--texts", type=int, default=300)
@@ -67,16 +84,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     embedder = load_embedder()
-    texts = chunk_texts(embedder, args.texts)
-    ids = [truncated(i, embedder.max_tokens) for i in embedder.token_ids.ids(texts)]
-    feeds = [padded([ids[i] for i in batch], embedder.token_ids.pad_id)
-             for batch in length_batches([len(i) for i in ids], embedder.batch_size)]
-    tokens = sum(len(i) for i in ids)
+    texts, feeds, tokens = encoder_feeds(embedder, args.texts)
     digest = weights_digest(embedder.path)
     fused = onnx_backend.OnnxEncoder(embedder.model, digest)
-    plain_graph = onnx_backend.export_path(digest)
-    if not plain_graph.is_file():
-        onnx_backend.export(embedder.model, plain_graph)
+    plain_graph = plain_export(embedder)
     plain = onnx_backend.OnnxEncoder.__new__(onnx_backend.OnnxEncoder)
     plain.tokenizer = embedder.model.tokenizer
     plain._open(plain_graph, fused.pooling, fused.max_length, None)

@@ -88,7 +88,7 @@ class ChunkHelpers:
             return False
         try:
             future = self._pool.submit(_chunk, item.cleaned, item.uri)
-        except RuntimeError as exc:  # the pool broke (a helper died) or is shut down
+        except Exception as exc:  # noqa: BLE001 -- broken (a helper died), shut down, or no process may start here
             self._give_up(exc)
             return False
         self._pending.append((item, future))

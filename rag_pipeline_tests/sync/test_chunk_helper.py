@@ -178,3 +178,25 @@ def test_the_step_with_helpers_stores_what_it_stores_alone(tmp_path: Path, pg_se
             stored[helpers] = query(url, "SELECT uri, chunks FROM run_items WHERE run_id = %s ORDER BY uri", ctx.run_id)
     assert len(stored[True]) == documents
     assert stored[True] == stored[False]
+
+
+def _offer_in_daemon(model_dir: str, max_tokens: int, results) -> None:
+    """In a daemonic process (as a Celery worker's may be), where no child process may start."""
+    item = _item("daemon.md", [Element("paragraph", "One paragraph.")])
+    try:
+        with ChunkHelpers(Path(model_dir), max_tokens, 1) as pool:
+            results.put(("offered", pool.offer(item), list(pool.finished(wait=True))))
+    except BaseException as exc:  # noqa: BLE001 -- reported to the test, which fails on it
+        results.put(("raised", repr(exc), []))
+
+
+def test_a_process_that_may_not_start_helpers_chunks_alone(embedder: Embedder) -> None:
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    daemon = context.Process(target=_offer_in_daemon, args=(str(embedder.path), embedder.max_tokens, results), daemon=True)
+    daemon.start()
+    outcome = results.get(timeout=300)
+    daemon.join(timeout=60)
+    assert outcome == ("offered", False, [])
