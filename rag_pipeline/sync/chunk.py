@@ -9,15 +9,13 @@ from collections import Counter
 import psycopg
 
 from rag_pipeline import store
-from rag_pipeline.chunking.chunks import TokenCounter, chunk_elements, cleaned_text
-from rag_pipeline.chunking.document_identity import document_identity
 from rag_pipeline.embedding import Embedder
-from rag_pipeline.store import text_search
 from rag_pipeline.sync.batches import Shard, stage_shards, work_batches
+from rag_pipeline.sync.chunk_document import chunk_document
 from rag_pipeline.sync.chunk_helper import ChunkHelpers, helpers_wanted
 from rag_pipeline.sync.context import SyncContext
 from rag_pipeline.sync.counts import Counts
-from rag_pipeline.sync.items import Chunked, Cleaned, WorkItem
+from rag_pipeline.sync.items import Chunked, WorkItem
 
 
 class ChunkResult(Counts):
@@ -71,13 +69,3 @@ def chunk_items(ctx: SyncContext, embedder: Embedder, shard: Shard | None = None
                     record(conn, item, own(item))
         record_finished(conn, pool, wait=True)
     return ChunkResult(counts=dict(counts))
-
-
-def chunk_document(cleaned: Cleaned, uri: str, count_tokens: TokenCounter, max_tokens: int) -> Chunked:
-    """One document's chunks, each led by its identity line, and its language (detected once
-    over the whole cleaned text: it picks the full-text configuration of every chunk)."""
-    identity = document_identity(cleaned.title, cleaned.elements, uri)
-    chunks = chunk_elements(cleaned.elements, count_tokens, max_tokens, identity=identity)
-    language = text_search.detect_language(cleaned_text(cleaned.elements)[0])
-    return Chunked(chunks=chunks, parser=cleaned.parser, cleaning=cleaned.cleaning, title=cleaned.title,
-                   language=language)

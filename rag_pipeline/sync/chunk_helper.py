@@ -7,7 +7,7 @@ time, while the step's process goes on chunking the others itself: no document w
 helper's start-up (a second of imports), and a sync of a few edited files starts none.
 
 The chunks are the same wherever they are made: a helper runs the step's own function
-(`chunk.chunk_document`) with the same tokenizer file, and sends back the token ids of each
+(`chunk_document.chunk_document`) with the same tokenizer file, and sends back the token ids of each
 chunk's model input so the encoder in this process reuses them as it reuses its own (tested).
 
 A helper that dies, cannot start, or fails on a document hands the document back: the step
@@ -134,7 +134,7 @@ def _start(model_dir: str, max_tokens: int) -> None:
 
 def _chunk(cleaned: Any, uri: str) -> Done:
     """In the helper: the step's own chunking of one document, and its chunks' token ids."""
-    from rag_pipeline.sync.chunk import chunk_document
+    from rag_pipeline.sync.chunk_document import chunk_document
 
     token_ids = _helper["token_ids"]
     chunked = chunk_document(cleaned, uri, token_ids.count, _helper["max_tokens"])

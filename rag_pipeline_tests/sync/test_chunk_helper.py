@@ -22,6 +22,7 @@ from rag_pipeline.parsing import parse_document
 from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.types import Element
 from rag_pipeline.sync import chunk, chunk_helper
+from rag_pipeline.sync.chunk_document import chunk_document
 from rag_pipeline.sync.chunk_helper import ChunkHelpers, helpers_wanted
 from rag_pipeline.sync.items import Cleaned, WorkItem
 
@@ -53,7 +54,7 @@ def items(corpus_dir: Path) -> list[WorkItem]:
 
 
 def _inline(embedder: Embedder, item: WorkItem):
-    return chunk.chunk_document(item.cleaned, item.uri, embedder.count_tokens, embedder.max_tokens)
+    return chunk_document(item.cleaned, item.uri, embedder.count_tokens, embedder.max_tokens)
 
 
 def _through_helper(embedder: Embedder, items: list[WorkItem], helpers: int = 1) -> dict[str, object]:
