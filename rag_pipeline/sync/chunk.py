@@ -38,6 +38,9 @@ def chunk_items(ctx: SyncContext, embedder: Embedder, shard: Shard | None = None
         return finish(ctx, [chunk_items(ctx, embedder, s) for s in shards(ctx)])
     counts: Counter = Counter()
 
+    def own(item: WorkItem) -> Chunked:
+        return chunk_document(item.cleaned, item.uri, embedder.count_tokens, embedder.max_tokens)
+
     def record(conn: psycopg.Connection, item: WorkItem, chunked: Chunked) -> None:
         with conn.transaction():
             store.work_items.advance_item(conn, ctx.run_id, item.source, item.uri, "chunked", "chunks",
@@ -56,9 +59,6 @@ def chunk_items(ctx: SyncContext, embedder: Embedder, shard: Shard | None = None
                 embedder.token_ids.remember(chunk.search_text, chunk_ids)
             record(conn, item, chunked)
             counts["by_helpers"] += 1
-
-    def own(item: WorkItem) -> Chunked:
-        return chunk_document(item.cleaned, item.uri, embedder.count_tokens, embedder.max_tokens)
 
     helpers = helpers_wanted(len(shard.uris), embedder.path)
     with ctx.connect() as conn, ChunkHelpers(embedder.path, embedder.max_tokens, helpers) as pool:

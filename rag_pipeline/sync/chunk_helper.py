@@ -11,7 +11,7 @@ The chunks are the same wherever they are made: a helper runs the step's own fun
 chunk's model input so the encoder in this process reuses them as it reuses its own (tested).
 
 A helper that dies, cannot start, or fails on a document hands the document back: the step
-chunks it itself (a real error is raised there, naming the document, as without helpers) and
+chunks it itself (a real error is raised there, as without helpers) and
 offers the helpers nothing more. Helpers are started only on cores that are idle when the step
 starts, so step processes run side by side (the multiprocess executor) do not each fill the
 machine.
@@ -47,11 +47,12 @@ def helpers_wanted(documents: int, model_dir: Path, measure_idle: Callable[[], f
     """Helper processes worth starting: none for a small batch or without the model's
     tokenizer.json (the helpers count tokens with it); else one per idle core beyond the one
     this process works on (`measure_idle`, default: measured now), at most MAX_HELPERS."""
-    if documents < MIN_DOCUMENTS or usable_cores() < 2 or not (model_dir / "tokenizer.json").is_file():
+    cores = usable_cores()
+    if documents < MIN_DOCUMENTS or cores < 2 or not (model_dir / "tokenizer.json").is_file():
         return 0
     idle = (measure_idle or idle_cores)()
-    cores = usable_cores() if idle is None else int(idle + 0.5)
-    return max(0, min(cores - 1, usable_cores() - 1, MAX_HELPERS))
+    free = cores if idle is None else min(cores, int(idle + 0.5))
+    return max(0, min(free - 1, MAX_HELPERS))
 
 
 def idle_cores() -> float | None:
