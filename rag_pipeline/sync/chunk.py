@@ -10,6 +10,7 @@ import psycopg
 
 from rag_pipeline import store
 from rag_pipeline.embedding import Embedder
+from rag_pipeline.errors import PipelineError
 from rag_pipeline.sync.batches import Shard, stage_shards, work_batches
 from rag_pipeline.sync.chunk_document import chunk_document
 from rag_pipeline.sync.chunk_helper import ChunkHelpers, helpers_wanted
@@ -20,6 +21,23 @@ from rag_pipeline.sync.items import Chunked, WorkItem
 
 class ChunkResult(Counts):
     """counts: documents, chunks, tokens, by_helpers (documents a helper process chunked)."""
+
+
+class ChunkFailedError(PipelineError):
+    """Chunking one document raised. The step's traceback alone names a line of the chunker,
+    not which of thousands of documents broke it, so the error names it; the documents already
+    chunked stay recorded, so the step re-executed (from Dagster) starts at this one."""
+
+
+def chunk_or_explain(item: WorkItem, embedder: Embedder) -> Chunked:
+    """The step's one way to chunk a document in its own process."""
+    try:
+        return chunk_document(item.cleaned, item.uri, embedder.count_tokens, embedder.max_tokens)
+    except Exception as exc:  # any failure is re-raised, naming the document
+        raise ChunkFailedError(
+            f"chunk step: document {item.uri!r} of source {item.source!r} could not be chunked "
+            f"({type(exc).__name__}: {exc}). The run stops at this step: "
+            "remove or fix that file and sync again, or report this error with the file.") from exc
 
 
 def shards(ctx: SyncContext) -> list[Shard]:
@@ -38,9 +56,6 @@ def chunk_items(ctx: SyncContext, embedder: Embedder, shard: Shard | None = None
         return finish(ctx, [chunk_items(ctx, embedder, s) for s in shards(ctx)])
     counts: Counter = Counter()
 
-    def own(item: WorkItem) -> Chunked:
-        return chunk_document(item.cleaned, item.uri, embedder.count_tokens, embedder.max_tokens)
-
     def record(conn: psycopg.Connection, item: WorkItem, chunked: Chunked) -> None:
         with conn.transaction():
             store.work_items.advance_item(conn, ctx.run_id, item.source, item.uri, "chunked", "chunks",
@@ -52,7 +67,7 @@ def chunk_items(ctx: SyncContext, embedder: Embedder, shard: Shard | None = None
     def record_finished(conn: psycopg.Connection, helpers: ChunkHelpers, wait: bool = False) -> None:
         for item, done in helpers.finished(wait):
             if done is None:  # the helper failed: chunked here (a real error is raised here)
-                record(conn, item, own(item))
+                record(conn, item, chunk_or_explain(item, embedder))
                 continue
             chunked, ids = done
             for chunk, chunk_ids in zip(chunked.chunks, ids, strict=True):
@@ -66,6 +81,6 @@ def chunk_items(ctx: SyncContext, embedder: Embedder, shard: Shard | None = None
             for item in batch:
                 record_finished(conn, pool)
                 if not pool.offer(item):
-                    record(conn, item, own(item))
+                    record(conn, item, chunk_or_explain(item, embedder))
         record_finished(conn, pool, wait=True)
     return ChunkResult(counts=dict(counts))
