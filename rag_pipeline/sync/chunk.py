@@ -10,12 +10,12 @@ import psycopg
 
 from rag_pipeline import store
 from rag_pipeline.embedding import Embedder
-from rag_pipeline.errors import PipelineError
 from rag_pipeline.sync.batches import Shard, stage_shards, work_batches
 from rag_pipeline.sync.chunk_document import chunk_document
 from rag_pipeline.sync.chunk_helper import ChunkHelpers, helpers_wanted
 from rag_pipeline.sync.context import SyncContext
 from rag_pipeline.sync.counts import Counts
+from rag_pipeline.sync.failures import naming
 from rag_pipeline.sync.items import Chunked, WorkItem
 
 
@@ -23,21 +23,10 @@ class ChunkResult(Counts):
     """counts: documents, chunks, tokens, by_helpers (documents a helper process chunked)."""
 
 
-class ChunkFailedError(PipelineError):
-    """Chunking one document raised. The step's traceback alone names a line of the chunker,
-    not which of thousands of documents broke it, so the error names it; the documents already
-    chunked stay recorded, so the step re-executed (from Dagster) starts at this one."""
-
-
 def chunk_or_explain(item: WorkItem, embedder: Embedder) -> Chunked:
-    """The step's one way to chunk a document in its own process."""
-    try:
+    """The step's one way to chunk a document in its own process (a failure names the document)."""
+    with naming(item, "chunk"):
         return chunk_document(item.cleaned, item.uri, embedder.count_tokens, embedder.max_tokens)
-    except Exception as exc:  # any failure is re-raised, naming the document
-        raise ChunkFailedError(
-            f"chunk step: document {item.uri!r} of source {item.source!r} could not be chunked "
-            f"({type(exc).__name__}: {exc}). The run stops at this step: "
-            "remove or fix that file and sync again, or report this error with the file.") from exc
 
 
 def shards(ctx: SyncContext) -> list[Shard]:

@@ -15,6 +15,7 @@ from rag_pipeline.cleaning.notices import document_digests, is_notice
 from rag_pipeline.parsing.types import Element
 from rag_pipeline.sync.batches import Shard, stage_shards, work_batches
 from rag_pipeline.sync.context import SyncContext
+from rag_pipeline.sync.failures import naming
 from rag_pipeline.sync.items import Cleaned
 
 # The per-document table is capped: a run's result must not grow with the corpus. Counters
@@ -69,8 +70,9 @@ def clean_items(ctx: SyncContext, shard: Shard | None = None) -> CleanResult:
         for batch in work_batches(ctx, conn, "parsed", ("parsed",), "clean", shard):
             for item in batch:
                 parsed = item.parsed
-                elements, counts = clean_elements(parsed.document.elements,
-                                                  _notices(conn, item.source, parsed.document.elements), already_safe=True)
+                notices = _notices(conn, item.source, parsed.document.elements)
+                with naming(item, "clean"):
+                    elements, counts = clean_elements(parsed.document.elements, notices, already_safe=True)
                 counts.update(parsed.safety)
                 removed.update(counts)
                 documents += 1

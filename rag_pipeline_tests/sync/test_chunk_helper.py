@@ -202,22 +202,3 @@ def test_a_process_that_may_not_start_helpers_chunks_alone(embedder: Embedder) -
     daemon.join(timeout=60)
     assert outcome == ("offered", False, [])
 
-
-def test_a_document_that_cannot_be_chunked_is_named(embedder: Embedder, items: list[WorkItem],
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """A chunker failure on one of many documents names that document and its source (the
-    failure is injected: no real document is known to break the chunker, which is the point)."""
-    broken = items[1]
-
-    def fails_on_one(cleaned, uri, count_tokens, max_tokens):
-        if uri == broken.uri:
-            raise ValueError("a table with no rows")
-        return chunk_document(cleaned, uri, count_tokens, max_tokens)
-
-    monkeypatch.setattr(chunk, "chunk_document", fails_on_one)
-    assert chunk.chunk_or_explain(items[0], embedder).chunks
-    with pytest.raises(chunk.ChunkFailedError) as error:
-        chunk.chunk_or_explain(broken, embedder)
-    message = str(error.value)
-    assert broken.uri in message and "'docs'" in message and "ValueError: a table with no rows" in message
-    assert isinstance(error.value.__cause__, ValueError)

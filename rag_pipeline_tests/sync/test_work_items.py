@@ -180,3 +180,61 @@ def test_a_run_whose_items_were_stored_by_an_older_version_resumes(tmp_path: Pat
     assert chunk.chunk_items(ctx, embedder).counts["documents"] == 6
     assert embed.embed_items(ctx, embedder, model_id).counts["embedded"] > 0
     assert query(db_url, "SELECT count(*) FROM run_items WHERE run_id = %s AND stage = 'embedded'", ctx.run_id)[0][0] == 6
+
+
+def test_a_document_a_step_fails_on_is_named_and_the_rest_is_kept(tmp_path: Path, db_url: str, demo_copy: Path,
+                                                                   embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A defect that makes clean or chunk raise on one document (injected: no real document is
+    known to) stops the step with that document and source named and its cause chained; the
+    documents done before it stay recorded, and the step run again once it is fixed finishes the
+    rest without redoing them."""
+    from conftest import write_config
+    from helpers import query
+
+    from rag_pipeline import store
+    from rag_pipeline.config import load_config
+    from rag_pipeline.sync import chunk, clean, parse, plan
+    from rag_pipeline.sync.context import SyncContext
+    from rag_pipeline.sync.failures import DocumentFailedError
+
+    ctx = SyncContext(config=load_config(write_config(tmp_path, db_url, docs=demo_copy)), db_url=db_url, run_id="named")
+    with ctx.connect() as conn:
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
+    plan.plan_run(ctx, model_id)
+    assert parse.parse_items(ctx).counts["parsed"] == 7
+    uris = [u for (u,) in query(db_url, "SELECT uri FROM run_items WHERE run_id = %s AND stage = 'parsed' ORDER BY uri",
+                                ctx.run_id)]
+
+    def stages() -> dict[str, int]:
+        return dict(query(db_url, "SELECT stage, count(*) FROM run_items WHERE run_id = %s GROUP BY stage", ctx.run_id))
+
+    broken = uris[3]
+    first_text = query(db_url, "SELECT parsed FROM run_items WHERE run_id = %s AND uri = %s",
+                       ctx.run_id, broken)[0][0]["elements"][0]["text"]
+    real_clean, real_chunk = clean.clean_elements, chunk.chunk_document
+
+    def clean_fails_on_one(elements, *args, **kwargs):
+        if elements and elements[0].text == first_text:  # clean is given the elements, not the item
+            raise KeyError("a defect")
+        return real_clean(elements, *args, **kwargs)
+
+    def chunk_fails_on_one(cleaned, uri, *args):
+        if uri == broken:
+            raise KeyError("a defect")
+        return real_chunk(cleaned, uri, *args)
+
+    for step, module, target, real, fake, run, stage in (
+            ("clean", clean, "clean_elements", real_clean, clean_fails_on_one, lambda: clean.clean_items(ctx).documents, "cleaned"),
+            ("chunk", chunk, "chunk_document", real_chunk, chunk_fails_on_one,
+             lambda: chunk.chunk_items(ctx, embedder).counts["documents"], "chunked")):
+        monkeypatch.setattr(module, target, fake)
+        with pytest.raises(DocumentFailedError) as error:
+            run()
+        message = str(error.value)
+        assert f"{step} step: document {broken!r} of source 'larkspur'" in message and "KeyError" in message
+        assert isinstance(error.value.__cause__, KeyError)
+        assert stages().get(stage) == 3, stages()  # the three documents before it are kept
+        monkeypatch.setattr(module, target, real)
+        assert run() == 4  # the rest, not the three again
+    assert stages() == {"chunked": 7}
+
