@@ -42,6 +42,8 @@ _REFERENCE = re.compile(
     rf"(?<![\w.])({_KEYWORD})(?![a-z])\s*((?:{_NUMBER})(?:\s*(?:,|and|und|et|a|or|oder|ou|nebo|-|–)\s*(?:{_NUMBER}))*)")
 _ONE_NUMBER = re.compile(_NUMBER)
 _BARE = re.compile(r"(?<![\w.])([0-9]{1,2}(?:\.[0-9]{1,3}){2,4}(?:-[0-9]{1,3}(?![0-9]))?)(?![\w.]|\.[0-9])")
+VERSION_REACH = 64  # characters before a bare number where "version" is looked for: the word and its spacing
+# (searching the whole text before each number made a 2,000-character query of numbers quadratic)
 _VERSION_WORD = re.compile(r"(?<![a-z])(?:version|versions|release|rev\.?|v|ver\.?|verze|fassung)\s*$")
 
 
@@ -66,7 +68,7 @@ def reference_keys(question: str) -> list[str]:
     for match in _BARE.finditer(text):
         number = _normal(match.group(1))
         if (number.count(".") >= 2 and not any(a <= match.start() < b for a, b in read)  # "1.0.0" is a version
-                and not _VERSION_WORD.search(text[:match.start()])):
+                and not _VERSION_WORD.search(text, max(0, match.start() - VERSION_REACH), match.start())):
             found.append((match.start(), f"s:{number}"))
     keys: list[str] = []
     for _, key in sorted(found):

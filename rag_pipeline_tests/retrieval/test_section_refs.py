@@ -161,3 +161,16 @@ def test_hostile_references_cost_nothing(index: str, embedder) -> None:
             assert all(h.uri != FILING for h in hits)
         fullwidth = retrieval.search(conn, embedder, "Co stanoví § ３５a?", ["staff"], k=3)
         assert fullwidth[0].features.get("section_match") == 1.0
+
+
+def test_a_version_number_is_told_by_the_word_just_before_it() -> None:
+    """A bare dotted number right after "version" (or "release", "v", ...) is a version, not a
+    section; the word is looked for in the few characters before each number (VERSION_REACH),
+    not in the whole question, so 2,000 characters of "version 1.2.3" cost no more than prose."""
+    from rag_pipeline.retrieval.section_refs import VERSION_REACH
+
+    assert reference_keys("What changed in version 2.3.4 and in 4.1.2?") == ["s:4.1.2"]
+    assert reference_keys("Is the conversion 1.2.3 documented?") == ["s:1.2.3"]  # "version" inside a word
+    assert reference_keys("version" + " " * VERSION_REACH + "1.2.3") == ["s:1.2.3"]  # too far to be its word
+    assert reference_keys(("version 1.2.3 " * 200)[:2000]) == []
+    assert reference_keys(("see 1.2.3 " * 200)[:2000]) == ["s:1.2.3"]
