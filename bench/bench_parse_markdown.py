@@ -2,7 +2,7 @@
 (as a parser process or a one-file sync pays it): the import of what parsing one Markdown file
 loads, then the parse itself, for the direct parser (parsing/markdown_direct.py) and the former
 path (office.parse_with_unstructured), on the corpus' Markdown files, one generated document and
-a generated large file. Prints figures and the ratio former / direct, measured in the same run.
+a generated large file, and a changelog of headings and items without blank lines. Prints figures and the ratio former / direct, measured in the same run.
 
     python bench/bench_parse_markdown.py                 # corpus + generated + 50 MB file
     python bench/bench_parse_markdown.py --big-mb 5      # a smaller large file
@@ -55,6 +55,8 @@ def measure(way: str, files: list[Path]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--big-mb", type=float, default=50.0, help="size of the generated large file (0: none)")
+    parser.add_argument("--changelog-entries", type=int, default=4000,
+                        help="entries of a generated changelog without blank lines (headings and items; 0: none)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "bench"))
     import generated_corpus
@@ -69,6 +71,11 @@ def main() -> None:
                 while out.tell() < args.big_mb * 1024 * 1024:
                     out.write(section + "\n")
             files.append(big)
+        if args.changelog_entries:  # a block python-markdown re-split at every heading (headings_apart)
+            changelog = Path(folder) / "changelog.md"
+            changelog.write_text("".join(f"## v1.{i}.0\n- fixed bug {i} in the parser\n- added option {i}\n"
+                                         for i in range(args.changelog_entries)), encoding="utf-8")
+            files.append(changelog)
         load = os.getloadavg()[0]
         direct = measure("direct", files)
         former = measure("former", files)

@@ -41,6 +41,17 @@ CONSTRUCTS = {
     "block inside a link": "<a href='x'>link <p>block in link</p> tail</a> after",
     "unknown tags and forms": "<my-widget>w <b>b</b></my-widget>\n\n<form><input>f</form> tail\n\n<svg><title>t</title></svg> s",
     "entities": "&amp; &lt;x&gt; &copy; &#x41; &bogus;",
+    # headings with no blank line before them (markdown_direct.headings_apart): after a paragraph,
+    # a list, a quote, a table, a setext heading and code; inside fenced and indented code (kept
+    # there); hashtags; an unterminated and an indented fence
+    "headings without blank lines": (
+        "# Changelog\n## v2.0\n- fixed a\n- added b\n## v1.9\ntext line\n### Notes\n> quoted\n# Next\n| a | b |\n"
+        "|---|---|\n| 1 | 2 |\n## After table\nSetext\n------\n# H\n```\n# not a heading\ncode\n```\n# After fence\n"
+        "~~~~\n## fenced\n~~~~\n    # indented code\n#hashtag line\n1. one\n# ordered over\n  ```\n# in an indented fence?\n"
+        "  ```\n## tail\n```\n# unterminated fence\n## still"),
+    "control characters before a hash": "text\f# a\x1c# b\u2028# c\r# d\r\n# e\n# f",
+    "a changelog of 300 entries without blank lines": "".join(
+        f"## v1.{i}.0\n- fixed bug {i}\n- added option {i}\n" for i in range(300)),
 }
 
 
@@ -80,6 +91,19 @@ def test_generated_markdown_parses_directly_to_the_former_elements(tmp_path: Pat
 def test_constructs_and_hostile_markdown_parse_to_the_former_elements(name: str) -> None:
     data = CONSTRUCTS[name].encode("utf-8")
     assert _direct(data) == _former(data)
+
+
+def test_headings_are_set_apart_only_outside_fenced_code_and_raw_html() -> None:
+    """The blank lines headings_apart inserts (the constructs above show the elements do not
+    change), and where it inserts none."""
+    from rag_pipeline.parsing.markdown_direct import headings_apart
+
+    assert headings_apart("# a\ntext\n## b\n```\n# code\n```\n# c\n\n# d") == (
+        "# a\ntext\n\n## b\n```\n# code\n```\n\n# c\n\n# d")
+    assert headings_apart("text\n<div>\n# x\n</div>") == "text\n<div>\n# x\n</div>"  # raw HTML: as it is
+    assert headings_apart("a <!-- c\n# x\n--> b") == "a <!-- c\n# x\n--> b"
+    assert headings_apart("a\f# x\u2028# y\n# z") == "a\f# x\u2028# y\n\n# z"  # lines end at "\n" only
+    assert headings_apart("| a |\n|---|\n# row?\n\ntext\n# h") == "| a |\n|---|\n# row?\n\ntext\n\n# h"
 
 
 def test_what_the_walk_does_not_implement_goes_to_the_former_path() -> None:
