@@ -138,27 +138,30 @@ def headings_apart(text: str) -> str:
     the same, but it splits the block's whole remainder again at every one (the tables
     extension's test reads every line of it), which made a changelog of headings and items
     without blank lines quadratic: 1.8 s for 4,000 entries (253 KB), ~30 s a megabyte.
-    Left as they are: fenced code (found with python-markdown's own pattern), a block holding a
+    Left as they are: fenced code (found with python-markdown's own pattern); a block holding a
     "|" (the tables extension, which runs before headings, takes every line of a table's block
-    as a row, headings too), and a text with raw HTML lines or comments, whose blocks
-    python-markdown reads by other rules."""
+    as a row, headings too); a block that opens indented (code, or a list item's continuation,
+    which python-markdown parses whole inside the item, headings too); and a text with raw HTML
+    lines or comments, whose blocks python-markdown reads by other rules."""
     from markdown.extensions.fenced_code import FencedBlockPreprocessor
 
     if "<!--" in text or _RAW_HTML_LINE.search(text) or not _HEADING_LINE.search(text):
         return text
     fences = [m.span() for m in FencedBlockPreprocessor.FENCED_BLOCK_RE.finditer(text)]
     out: list[str] = []
-    at, fence, previous_blank, piped = 0, 0, True, False
+    at, fence, previous_blank, kept = 0, 0, True, False
     for line in text.split("\n"):  # "\n" only: str.splitlines would also break at \f, \x1c, \u2028 ...
         while fence < len(fences) and fences[fence][1] <= at:
             fence += 1
         fenced = fence < len(fences) and fences[fence][0] <= at
-        if line.startswith("#") and not previous_blank and not piped and not fenced:
+        if line.startswith("#") and not previous_blank and not kept and not fenced:
             out.append("")
         out.append(line)
         at += len(line) + 1
+        opens = previous_blank
         previous_blank = not line.strip()
-        piped = False if previous_blank else piped or "|" in line
+        # a block holding "|", or opening indented, is kept whole
+        kept = False if previous_blank else (kept if not opens else line[:1] in (" ", "\t")) or "|" in line
     return "\n".join(out)
 
 
