@@ -11,7 +11,7 @@ The chunks are the same wherever they are made: a helper runs the step's own fun
 chunk's model input so the encoder in this process reuses them as it reuses its own (tested).
 
 A helper that dies, cannot start, or fails on a document hands the document back: the step
-chunks it itself (a real error is raised there, as without helpers) and
+chunks it itself (a failure there names the document, sync/failures.py, as without helpers) and
 offers the helpers nothing more. Helpers are started only on cores that are idle when the step
 starts, so step processes run side by side (the multiprocess executor) do not each fill the
 machine.
