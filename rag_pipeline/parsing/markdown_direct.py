@@ -158,10 +158,14 @@ def headings_apart(text: str) -> str:
             out.append("")
         out.append(line)
         at += len(line) + 1
-        opens = previous_blank
-        previous_blank = not line.strip()
-        # a block holding "|", or opening indented, is kept whole
-        kept = False if previous_blank else (kept if not opens else line[:1] in (" ", "\t")) or "|" in line
+        blank = not line.strip()
+        if blank:
+            kept = False
+        elif previous_blank:  # the line opening a block: kept whole when indented or holding "|"
+            kept = line[:1] in (" ", "\t") or "|" in line
+        else:
+            kept = kept or "|" in line
+        previous_blank = blank
     return "\n".join(out)
 
 
