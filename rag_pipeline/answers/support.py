@@ -229,7 +229,8 @@ def monolingual_evidence(conn: psycopg.Connection, embedder: Embedder, pairs: Se
     by_text = dict(zip(distinct, embedder.encode(distinct)))
     claim_vector = {claim: by_text[text] for claim, text in zip(claims, texts)}
     sentence_vector = {key: by_text[text] for key, text in zip(needed, texts[len(claims):])}
-    coverage = store.answers.term_coverage(conn, [(cid, _words(claim)) for claim, cid, _ in pairs])
+    # term coverage of the claim's words, its figures left out (module docstring)
+    coverage = store.answers.term_coverage(conn, [(cid, figures.without_figures(claim)) for claim, cid, _ in pairs])
     scored = []
     for (claim, cid, chunk), found, cov in zip(pairs, chosen, coverage):
         vector = claim_vector[claim]
@@ -259,11 +260,6 @@ def _candidates(claim_terms: set[str], sentence_terms: list[set[str]], claim_val
 def _cosine(a: np.ndarray, b: np.ndarray) -> float:
     norm = float(np.linalg.norm(a) * np.linalg.norm(b))
     return float(np.dot(a, b) / norm) if norm else 0.0
-
-
-def _words(claim: str) -> str:
-    """The claim without its figures, for term coverage (module docstring)."""
-    return figures.without_figures(claim)
 
 
 def calibrate(ok: Sequence[Evidence], unsupported: Sequence[Evidence]) -> Calibration:
