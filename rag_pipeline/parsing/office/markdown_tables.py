@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from rag_pipeline.parsing.markdown_cells import table_cells
+from rag_pipeline.parsing.markdown_openers import openers_escaped
 
 _MD_DELIMITER_RE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _MD_FENCE_RE = re.compile(r"^\s{0,3}(```|~~~)")
@@ -16,8 +17,9 @@ _MD_HEADING_HASHES_RE = re.compile(r"^(\s{0,3}#{1,6}[ \t]+.*[^\s#\\])(#+)([ \t]*
 
 def normalize_markdown(text: str) -> str:
     """What both Markdown paths (direct and unstructured) parse: tables and heading hashes
-    repaired, fenced code untouched."""
-    return normalize_md_table_delimiters(_keep_heading_hashes(text))
+    repaired, fenced code untouched, and in a hostile text the openers python-markdown would
+    read to the end escaped (markdown_openers.py)."""
+    return openers_escaped(normalize_md_table_delimiters(_keep_heading_hashes(text)))
 
 
 def _keep_heading_hashes(text: str) -> str:
