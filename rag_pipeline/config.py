@@ -125,10 +125,8 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         )
     try:
         raw = load_yaml(config_path.read_text(encoding="utf-8")) or {}
-    except (YAMLError, UnicodeDecodeError, ValueError) as exc:  # ValueError: an int of thousands of digits
+    except (YAMLError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{config_path}: not valid YAML: {exc}") from exc
-    except RecursionError:
-        raise ConfigError(f"{config_path}: not valid YAML: nested too deeply") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{config_path}: top level must be a mapping of keys")
     return config_from_dict(raw, config_path)
@@ -161,10 +159,17 @@ def _resolve(root: Path, value: str | os.PathLike[str]) -> Path:
 def _refuse_credentials(raw: Any, where: str) -> None:
     """Credentials never belong in the config file (it is shared, versioned, printed): refuse
     them with a pointer to boto3's standard credential chain, at any depth (walked without
-    recursion, so no nesting is too deep for it)."""
+    recursion, so no nesting is too deep for it). Each list or mapping is walked once: YAML
+    aliases share them, and a dozen lines of aliases nested nine deep name 9^9 leaves, which a
+    walk of every path took minutes to visit."""
     stack: list[tuple[str, Any]] = [("", raw)]
+    walked: set[int] = set()
     while stack:
         prefix, node = stack.pop()
+        if isinstance(node, (list, dict)):
+            if id(node) in walked:
+                continue
+            walked.add(id(node))
         if isinstance(node, list):
             stack.extend(reversed([(f"{prefix}[{i}]", item) for i, item in enumerate(node)]))
         elif isinstance(node, dict):

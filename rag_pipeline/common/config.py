@@ -28,7 +28,7 @@ NonEmptyText = Annotated[str, Strict(), Field(min_length=1)]
 
 _SHOWN = reprlib.Repr()
 _SHOWN.maxstring = _SHOWN.maxother = 80
-_SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxdict = 3, 6, 6
+_SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxdict = 2, 6, 6
 
 
 def shown(value: Any) -> str:

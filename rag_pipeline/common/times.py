@@ -11,5 +11,5 @@ def parse_time(value: str) -> datetime:
     try:
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise ValueError(f"{value!r} is not an ISO 8601 time (e.g. 2026-04-03T12:00:00Z)") from None
+        raise ValueError(f"{value[:60]!r} is not an ISO 8601 time (e.g. 2026-04-03T12:00:00Z)") from None
     return parsed if parsed.tzinfo is not None else parsed.astimezone()

@@ -37,6 +37,7 @@ from rag_pipeline import store
 from rag_pipeline.answers import support
 from rag_pipeline.answers.draft import Citation, Claim, Draft
 from rag_pipeline.answers.verify import CLAIM_STATUSES, STATUSES, judge
+from rag_pipeline.common.config import shown
 from rag_pipeline.common.times import parse_time
 from rag_pipeline.common.yaml_io import YAMLError, load_yaml
 from rag_pipeline.embedding import Embedder
@@ -102,7 +103,7 @@ def load_answer_cases(path: Path) -> list[AnswerCase]:
     except (YAMLError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: not valid YAML: {exc}") from exc
     items = raw if isinstance(raw, list) else []
-    return [_case(item, f"{path}: case {item.get('id', n)!r}")
+    return [_case(item, f"{path}: case {shown(item.get('id', n))}")
             for n, item in enumerate(items, 1) if isinstance(item, dict) and "answer" in item]
 
 
@@ -134,6 +135,8 @@ def _claim(item: Any, where: str) -> AnswerClaim:
         raise UsageError(f"{where}: a claim is {{text, cite, expect}}")
     cites = item.get("cite") or []
     cites = [cites] if isinstance(cites, dict) else cites
+    if not isinstance(cites, list):
+        raise UsageError(f"{where}: 'cite' must be a citation or a list of them, not {shown(cites)}")
     if item.get("expect") not in CLAIM_STATUSES:
         raise UsageError(f"{where}: 'expect' must be one of {', '.join(CLAIM_STATUSES)}")
     specs = []
@@ -142,7 +145,10 @@ def _claim(item: Any, where: str) -> AnswerClaim:
             raise UsageError(f"{where}: a citation is {{evidence or chunk_id, source?, quote?, expect?}}")
         chunk_id = cite.get("chunk_id")
         if chunk_id is not None and (isinstance(chunk_id, bool) or not isinstance(chunk_id, int) or chunk_id <= 0):
-            raise UsageError(f"{where}: a citation's 'chunk_id' must be a positive whole number, not {chunk_id!r}")
+            raise UsageError(f"{where}: a citation's 'chunk_id' must be a positive whole number, not {shown(chunk_id)}")
+        for key in ("evidence", "source", "quote"):
+            if cite.get(key) is not None and (not isinstance(cite[key], str) or not cite[key].strip()):
+                raise UsageError(f"{where}: a citation's {key!r} must be text, not {shown(cite[key])}")
         if cite.get("expect") not in (None, *STATUSES):
             raise UsageError(f"{where}: a citation's 'expect' must be one of {', '.join(STATUSES)}")
         specs.append(CiteSpec(**{k: cite.get(k) for k in _CITE_KEYS}))

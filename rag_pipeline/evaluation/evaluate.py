@@ -21,6 +21,7 @@ import psycopg
 from rag_pipeline import store
 from rag_pipeline.answers import support
 from rag_pipeline.chunking.chunks import ELEMENT_SEPARATOR
+from rag_pipeline.common.config import shown
 from rag_pipeline.common.times import parse_time
 from rag_pipeline.common.yaml_io import YAMLError, load_yaml
 from rag_pipeline.embedding import Embedder
@@ -115,7 +116,7 @@ def _case(item: Any, path: Path, index: int) -> EvalCase:
     where = f"{path}: case {index + 1}"
     if not isinstance(item, dict):
         raise EvalSetError(f"{where}: must be a mapping")
-    where = f"{path}: case {item.get('id', index + 1)!r}"
+    where = f"{path}: case {shown(item.get('id', index + 1))}"
     for key in ("id", "question"):
         if not isinstance(item.get(key), str) or not item[key].strip():
             raise EvalSetError(f"{where}: '{key}' must be a non-empty string")
@@ -126,15 +127,19 @@ def _case(item: Any, path: Path, index: int) -> EvalCase:
     if item.get("expect") not in (None, "refused"):
         raise EvalSetError(f"{where}: 'expect' may only be 'refused'")
     source = item.get("expect_source")
+    if source is not None and not isinstance(source, str):
+        raise EvalSetError(f"{where}: 'expect_source' must be a source/path, not {shown(source)}")
     evidence = item.get("expect_evidence") or []
     if isinstance(evidence, str):
         evidence = [evidence]
+    if not isinstance(evidence, list) or not all(isinstance(e, str) and e.strip() for e in evidence):
+        raise EvalSetError(f"{where}: 'expect_evidence' must be a phrase or a list of phrases, not {shown(evidence)}")
     if not refused and not source and not evidence:
         raise EvalSetError(f"{where}: give expect_source and/or expect_evidence, or expect: refused")
     uri, _, section = (source or "").partition("#")
     split = item.get("split")
     if split is not None and split not in SPLITS:
-        raise EvalSetError(f"{where}: 'split' must be one of {', '.join(SPLITS)} (or absent), got {split!r}")
+        raise EvalSetError(f"{where}: 'split' must be one of {', '.join(SPLITS)} (or absent), got {shown(split)}")
     classes = item.get("classes") or []
     if isinstance(classes, str):
         classes = [classes]
@@ -148,10 +153,12 @@ def _case(item: Any, path: Path, index: int) -> EvalCase:
             raise EvalSetError(f"{where}: as_of {exc}") from exc
     elif isinstance(as_of, datetime) and as_of.tzinfo is None:
         as_of = as_of.astimezone()
+    elif as_of is not None and not isinstance(as_of, datetime):
+        raise EvalSetError(f"{where}: 'as_of' must be an ISO 8601 time, not {shown(as_of)}")
     return EvalCase(
         id=str(item["id"]), question=item["question"], groups=tuple(groups), expect_refused=refused,
         expect_source=uri or None, expect_section=section or None,
-        expect_evidence=tuple(str(e) for e in evidence), as_of=as_of, split=split,
+        expect_evidence=tuple(evidence), as_of=as_of, split=split,
         classes=tuple(classes),
     )
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from rag_pipeline.common.config import shown
 from rag_pipeline.common.groups import group_problem
 from rag_pipeline.common.yaml_io import YAMLError, load_yaml
 from rag_pipeline.errors import PipelineError
@@ -43,7 +44,7 @@ def parse_access_file(text: str, where: str) -> AccessRule:
         raise AccessFileError(f"{where}: must be a mapping with 'groups' and optional 'files'")
     unknown = set(raw) - {"groups", "files"}
     if unknown:
-        raise AccessFileError(f"{where}: unknown keys {sorted(unknown)}; allowed: groups, files")
+        raise AccessFileError(f"{where}: unknown keys {', '.join(sorted(map(shown, unknown)))}; allowed: groups, files")
     groups = _groups(raw["groups"], f"{where}: groups") if "groups" in raw else None
     files_raw = raw.get("files") or {}
     if not isinstance(files_raw, dict):
@@ -51,10 +52,10 @@ def parse_access_file(text: str, where: str) -> AccessRule:
     files: dict[str, tuple[str, ...]] = {}
     for name, value in files_raw.items():
         if not isinstance(name, str) or "/" in name or name in ("", ".", ".."):
-            raise AccessFileError(f"{where}: files key {name!r} must be a file name in this folder")
+            raise AccessFileError(f"{where}: files key {shown(name)} must be a file name in this folder")
         key = normalise_name(name)
         if key in files:
-            raise AccessFileError(f"{where}: files names {name!r} twice (the same name in another Unicode form); "
+            raise AccessFileError(f"{where}: files names {shown(name)} twice (the same name in another Unicode form); "
                                   "keep one entry per file")
         files[key] = _groups(value, f"{where}: files.{name}")
     return AccessRule(groups=groups, files=files)

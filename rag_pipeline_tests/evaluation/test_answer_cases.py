@@ -101,6 +101,11 @@ BROKEN = {
     "empty answer": "- {id: a, question: q, as_user: {groups: [x]}, answer: []}\n",
     "no groups": "- {id: a, question: q, answer: [{text: t, expect: uncited}]}\n",
     "both evidence and chunk id": "- {id: a, question: q, as_user: {groups: [x]}, answer: [{text: t, expect: supported, cite: {chunk_id: 5, evidence: e}}]}\n",
+    "cite a number": "- {id: a, question: q, as_user: {groups: [x]}, answer: [{text: t, expect: supported, cite: 5}]}\n",
+    "evidence a list": "- {id: a, question: q, as_user: {groups: [x]}, answer: [{text: t, expect: supported, cite: {evidence: [e]}}]}\n",
+    "source a mapping": ("- {id: a, question: q, as_user: {groups: [x]}, answer: [{text: t, expect: supported, "
+                         "cite: {evidence: e, source: {a: b}}}]}\n"),
+    "an id of 5,000 digits": "- {id: " + "9" * 5_000 + ", question: q, as_user: {groups: [x]}, answer: [{text: t, expect: uncited}]}\n",
 }
 
 

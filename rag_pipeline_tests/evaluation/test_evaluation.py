@@ -91,6 +91,12 @@ def test_thresholds_bound_leaks_from_above_and_recall_from_below() -> None:
         ("- {id: a, question: q, as_user: {groups: [g]}, expect: refused}\n" * 2, "duplicate case ids"),
         ("- [unclosed\n", "not valid YAML"),
         ("- {id: a, question: q, as_user: {groups: [g]}, expect: refused, split: test}\n", "'split' must be one of"),
+        ("- {id: a, question: q, as_user: {groups: [g]}, expect_source: [x.pdf]}\n", "'expect_source' must be"),
+        ("- {id: a, question: q, as_user: {groups: [g]}, expect_evidence: {a: b}}\n", "'expect_evidence' must be"),
+        ("- {id: a, question: q, as_user: {groups: [g]}, expect_evidence: [ok, 5]}\n", "'expect_evidence' must be"),
+        ("- {id: a, question: q, as_user: {groups: [g]}, expect: refused, as_of: 5}\n", "'as_of' must be"),
+        ("- {id: " + "9" * 5_000 + ", question: q, as_user: {groups: [g]}, expect: refused}\n", "not valid YAML"),
+        ("- {id: a, question: q, as_user: {groups: [g]}, expect: refused, as_of: 2026-02-30}\n", "not valid YAML"),
     ],
 )
 def test_malformed_eval_sets_name_the_file_and_case(tmp_path: Path, content: str, words: str) -> None:

@@ -88,6 +88,8 @@ def test_access_file_with_only_file_overrides_inherits_folder_groups(tmp_path: P
         ("grups: [typo]\n", "unknown keys"),
         ("files:\n  ../escape.md: [x]\n", "must be a file name"),
         ("- just\n- a list\n", "must be a mapping"),
+        ("1: a\nb: c\n", "unknown keys"),  # keys of two types: once a TypeError from sorting them
+        ("groups: [" + "9" * 5_000 + "]\n", "not valid YAML"),  # once a ValueError from int()
     ],
 )
 def test_broken_access_file_stops_the_listing_naming_the_file(tmp_path: Path, content: str, words: str) -> None:
