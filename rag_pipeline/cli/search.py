@@ -154,7 +154,9 @@ def _search_batch(conn: psycopg.Connection, config: Config, model: Embedder, pat
                 hits = search(conn, model, query, line_groups, k=k, as_of=line_when, user=line_user)
                 decision = _decision(config, hits)
                 emit_json({"id": request.get("id"), "query": query, **_answer(hits, decision)})
-            except (ValueError, UnicodeDecodeError, PipelineError) as exc:  # JSONDecodeError is a ValueError
+            except (ValueError, RecursionError, UnicodeDecodeError, PipelineError) as exc:
+                # JSONDecodeError and an int of over 4,300 digits are ValueErrors; nesting too deep for
+                # json's recursion is a RecursionError
                 failed += 1
                 emit_json({"id": request.get("id") if isinstance(request, dict) else None,
                            "line": number, "error": f"{path}:{number}: {exc}"})

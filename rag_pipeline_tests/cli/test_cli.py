@@ -239,6 +239,8 @@ def test_every_bad_batch_line_gets_its_own_error_and_the_good_lines_their_answer
         "invalid-utf8": b'{"id": "bad-utf8", "query": "Gr\xfc\xdfe"}',
         "groups-not-a-list": json.dumps({"id": "groups-not-a-list", "query": "travel", "groups": "all-staff"}).encode(),
         "truncated-json": b'{"id": "truncated", "query": "trav',
+        "nested-too-deep": b'{"id": "deep", "query": ' + b"[" * 200_000 + b"]" * 200_000 + b"}",
+        "id-of-5000-digits": b'{"id": ' + b"9" * 5_000 + b', "query": "travel"}',
     }
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"\n".join([good, *bad_lines.values(), good]) + b"\n")
@@ -255,6 +257,7 @@ def test_every_bad_batch_line_gets_its_own_error_and_the_good_lines_their_answer
     assert "string 'query'" in by_kind["not-an-object"] and "string 'query'" in by_kind["a-number"]
     assert "utf-8" in by_kind["invalid-utf8"].lower()
     assert "list of strings" in by_kind["groups-not-a-list"]
+    assert "recursion" in by_kind["nested-too-deep"] and "4300 digits" in by_kind["id-of-5000-digits"]
 
 
 def test_show_prints_what_was_embedded_with_each_chunk(capsys, index) -> None:
