@@ -49,20 +49,21 @@ def parse_document(data: bytes, name: str, limits: ParseLimits = ParseLimits()) 
         check_archive(data, kind, limits)
     document = tidy_headings(_dispatch(data, name, kind, limits))
     _require_text(document, kind)
+    document.parser = parser_version_for(kind)  # what planning compares with, set in one place
     return document
 
 
 def parser_version_for(kind: str) -> str:
     """The parser version string recorded with documents of `kind`; a change means re-parse.
     Imports no parsing library: planning calls it for every listed file."""
-    from rag_pipeline.parsing.versions import OFFICE_PARSER_VERSION, PDF_PARSER_VERSION
+    from rag_pipeline.parsing.versions import KIND_SUFFIXES, OFFICE_PARSER_VERSION, PDF_PARSER_VERSION
 
     if kind == "pdf":
         return PDF_PARSER_VERSION
     office_kinds = sorted(set(KIND_BY_SUFFIX.values()) - {"pdf"})
     if kind not in office_kinds:
         raise ValueError(f"unknown parser kind {kind!r}; expected one of: pdf, {', '.join(office_kinds)}")
-    return OFFICE_PARSER_VERSION
+    return OFFICE_PARSER_VERSION + KIND_SUFFIXES.get(kind, "")
 
 
 def check_size(data: bytes, limits: ParseLimits) -> None:

@@ -16,3 +16,9 @@ UNSTRUCTURED_VERSION = version("unstructured")
 # Bump "+mapN" whenever the mapping (office/elements.py, slides.py, tables.py, html_*.py, ...)
 # changes what a document parses to.
 OFFICE_PARSER_VERSION = f"unstructured-{UNSTRUCTURED_VERSION}+map3"  # map3: heading permalinks/edit links and attribute lists removed, "C#" kept; map2: document title, wholly bold paragraphs marked
+# A change that reaches one kind only bumps that kind's own suffix, so documents of the other
+# kinds keep their parses (and a file quarantined under the former parser is tried again).
+KIND_SUFFIXES = {
+    "markdown": "+md1",  # md1: openers python-markdown reads to the end escaped in hostile text (parsing/markdown_openers.py)
+    "email": "+eml1",  # eml1: every inline text part and every enclosed message read (parsing/office/email_parts.py)
+}

@@ -6,7 +6,7 @@ part of every parser's signature; size and archive limits are enforced by the di
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from io import BytesIO
 from typing import Any
 
@@ -92,25 +92,35 @@ def _parse_text(data: bytes, limits: ParseLimits) -> ParsedDocument:
 
 def _parse_email(data: bytes, limits: ParseLimits) -> ParsedDocument:
     """The subject becomes the top heading (it is what people search for); body headings sit one
-    level below it. Attachments are NOT parsed: they would bypass the type checks and limits
-    that every file gets, so they must be ingested as files of their own."""
-    from unstructured.partition.email import partition_email
+    level below it. Every inline text part is read, and every enclosed message under its own
+    subject one level lower (email_parts.py: unstructured's partitioner read only the first
+    body). File attachments are NOT parsed: they would bypass the type checks and limits that
+    every file gets, so they must be ingested as files of their own."""
+    import email
+    import email.policy
 
-    raw = partition_email(file=BytesIO(data), process_attachments=False, languages=[""])
-    elements = map_markup_elements(raw, heading_offset=1)
-    subject = _email_subject(raw)
+    from unstructured.partition.html import partition_html
+    from unstructured.partition.text import partition_text
+
+    from rag_pipeline.parsing.office.email_parts import readable_parts, subject_of
+
+    message = email.message_from_bytes(data, policy=email.policy.default)
+    elements: list[Element] = []
+    subject = subject_of(message)
     if subject:
-        elements.insert(0, Element(kind="heading", text=subject, level=1))
+        elements.append(Element(kind="heading", text=subject, level=1))
+    for part in readable_parts(message):
+        level = min(part.depth, _MAX_ENCLOSED_LEVEL) + 1  # the subject heading of this part's message
+        if part.kind == "message":
+            elements.append(Element(kind="heading", text=part.text or "(enclosed message without a subject)",
+                                    level=level))
+            continue
+        partition = partition_html if part.kind == "text/html" else partition_text
+        elements += map_markup_elements(partition(text=part.text, languages=[""]), heading_offset=level)
     return ParsedDocument(elements=elements, parser=PARSER_VERSION)
 
 
-def _email_subject(raw: Sequence[Any]) -> str:
-    """The Subject header, which unstructured only exposes as per-element metadata."""
-    for item in raw:
-        subject = getattr(item.metadata, "subject", None)
-        if subject and subject.strip():
-            return normalize_whitespace(subject)
-    return ""
+_MAX_ENCLOSED_LEVEL = 3  # a message enclosed deeper keeps the headings of the third level
 
 
 PARSERS: dict[str, Callable[[bytes, ParseLimits], ParsedDocument]] = {
