@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import re
 from collections import Counter
+from io import BytesIO
 from pathlib import Path
 
 import pytest
@@ -181,6 +182,34 @@ def test_pptx_table_and_numbered_lists(corpus_dir: Path) -> None:
     # auto-numbered paragraphs are list items, not the short "titles" unstructured guesses
     items = [(e.page, e.text) for e in doc.elements if e.kind == "list_item"]
     assert (3, "List item4") in items and (3, "List1") in items and (3, "Item A") in items
+
+
+def test_pptx_speaker_notes_are_read_after_their_slide_on_its_page() -> None:
+    """Notes often hold what a slide only hints at; unstructured left them out unless asked, and
+    yields them before the slide's shapes."""
+    from pptx import Presentation
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[1])
+    slide.shapes.title.text = "Retention schedule"
+    slide.placeholders[1].text = "Payroll records: 7 years"
+    slide.notes_slide.notes_text_frame.text = ("The seven years start at the end of the tax year\n"
+                                               "in which the payment was made.")
+    emptied = deck.slides.add_slide(deck.slide_layouts[1])
+    emptied.shapes.title.text = "Next steps"
+    emptied.placeholders[1].text = "Review in Q3"
+    emptied.notes_slide.notes_text_frame.text = "   "  # a notes page whose text was deleted
+    buffer = BytesIO()
+    deck.save(buffer)
+    doc = parse_document(buffer.getvalue(), "deck.pptx")
+    assert [(e.kind, e.page, e.text[:24]) for e in doc.elements] == [
+        ("heading", 1, "Retention schedule"),
+        ("paragraph", 1, "Payroll records: 7 years"),
+        ("paragraph", 1, "The seven years start at"),
+        ("heading", 2, "Next steps"),
+        ("paragraph", 2, "Review in Q3"),
+    ]
+    assert "tax year in which the payment" in " ".join(doc.elements[2].text.split())
 
 
 def test_pptx_slide_without_title_placeholder_gets_its_text_box_title(corpus_dir: Path) -> None:

@@ -33,12 +33,15 @@ def _parse_docx(data: bytes, limits: ParseLimits) -> ParsedDocument:
 
 
 def _parse_pptx(data: bytes, limits: ParseLimits) -> ParsedDocument:
-    """Slides are the pages of a deck: every element carries its slide number."""
+    """Slides are the pages of a deck: every element carries its slide number. A slide's speaker
+    notes are read after its shapes, on the same page (they often hold what the slide only
+    hints at; unstructured leaves them out unless asked)."""
     from unstructured.partition.pptx import partition_pptx
 
     hints = pptx_slide_hints(data)
     raw = partition_pptx(
-        file=BytesIO(data), include_page_breaks=False, infer_table_structure=True, languages=[""]
+        file=BytesIO(data), include_page_breaks=False, infer_table_structure=True, include_slide_notes=True,
+        languages=[""],
     )
     by_slide: dict[int, list[Any]] = {}
     for item in raw:

@@ -28,6 +28,7 @@ class SlideHints:
     titles: list[str] = field(default_factory=list)
     subtitles: list[str] = field(default_factory=list)
     numbered: set[str] = field(default_factory=set)
+    notes: bool = False  # the slide has speaker notes: unstructured yields them first, they are read last
 
 
 def pptx_slide_hints(data: bytes) -> list[SlideHints]:
@@ -41,8 +42,11 @@ def pptx_slide_hints(data: bytes) -> list[SlideHints]:
 def map_slide(items: list[Any], slide_no: int, hints: SlideHints) -> list[Element]:
     """One slide: its title first (unstructured orders shapes top-to-bottom, so a table placed
     above the title would otherwise be filed under the previous slide's heading), then the
-    rest in reading order. A slide without a title placeholder promotes its first short
-    non-list line (a text box used as title) unless it ends with ':' (a lead-in, not a title)."""
+    rest in reading order, the speaker notes last. A slide without a title placeholder promotes
+    its first short non-list line (a text box used as title) unless it ends with ':' (a lead-in,
+    not a title)."""
+    if hints.notes and items:
+        items = [*items[1:], items[0]]
     title_set, subtitle_set = set(hints.titles), set(hints.subtitles)
     headings: list[Element] = []
     body: list[Element] = []
@@ -92,6 +96,9 @@ def _slide_hints(slide: Any) -> SlideHints:
                 hints.subtitles.append(text)
             if paragraph._p.xpath("./a:pPr/a:buAutoNum"):
                 hints.numbered.add(text)
+    if slide.has_notes_slide:
+        frame = slide.notes_slide.notes_text_frame
+        hints.notes = bool(frame is not None and frame.text.strip())
     return hints
 
 
