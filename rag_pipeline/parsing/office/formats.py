@@ -22,11 +22,15 @@ from rag_pipeline.parsing.types import Element, ParsedDocument
 
 
 def _parse_docx(data: bytes, limits: ParseLimits) -> ParsedDocument:
-    """DOCX pages are a rendering artefact (Word reflows them), so elements carry no page."""
+    """DOCX pages are a rendering artefact (Word reflows them), so elements carry no page. Text in
+    tracked insertions, content controls, fields and text boxes is moved where python-docx reads
+    it first (docx_wrappers.py)."""
     from unstructured.partition.docx import partition_docx
 
+    from rag_pipeline.parsing.office.docx_wrappers import unwrapped_docx
+
     raw = partition_docx(
-        file=BytesIO(data), include_page_breaks=False, infer_table_structure=True, languages=[""]
+        file=BytesIO(unwrapped_docx(data)), include_page_breaks=False, infer_table_structure=True, languages=[""]
     )
     elements = [el for item in raw for el in map_docx_element(item)]
     return ParsedDocument(elements=elements, parser=PARSER_VERSION, title=core_title(data))

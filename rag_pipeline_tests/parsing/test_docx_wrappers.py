@@ -1,0 +1,125 @@
+"""DOCX text inside tracked insertions, content controls, fields and text boxes is indexed, as
+Word shows the document with every change accepted; deleted text is not; a file without such
+wrappers reaches unstructured byte for byte (rag_pipeline/parsing/office/docx_wrappers.py)."""
+
+from __future__ import annotations
+
+from io import BytesIO
+from pathlib import Path
+
+import pytest
+from docx import Document
+from docx.oxml import parse_xml
+from docx.oxml.ns import nsdecls
+
+from rag_pipeline.parsing import ParseError, parse_document
+from rag_pipeline.parsing.office import docx_wrappers
+from rag_pipeline.parsing.office.docx_wrappers import unwrapped_docx
+
+W = nsdecls("w")
+VML = 'xmlns:v="urn:schemas-microsoft-com:vml"'
+MC = 'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"'
+
+
+def _saved(document) -> bytes:
+    buffer = BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def _text_box(text: str) -> str:
+    return f"<w:pict><v:shape><v:textbox><w:txbxContent><w:p><w:r><w:t>{text}</w:t></w:r></w:p></w:txbxContent></v:textbox></v:shape></w:pict>"
+
+
+def _wrapped_document() -> bytes:
+    document = Document()
+    document.add_heading("Contract terms", 1)
+    revised = document.add_paragraph("The notice period is ")
+    revised._p.append(parse_xml(f'<w:del {W} w:id="1" w:author="a"><w:r><w:delText>thirty</w:delText></w:r></w:del>'))
+    revised._p.append(parse_xml(f'<w:ins {W} w:id="2" w:author="a"><w:r><w:t>ninety days</w:t></w:r></w:ins>'))
+    moved = document.add_paragraph("Moved: ")
+    moved._p.append(parse_xml(f'<w:moveFrom {W} w:id="3" w:author="a"><w:r><w:t>OLD PLACE</w:t></w:r></w:moveFrom>'))
+    moved._p.append(parse_xml(f'<w:moveTo {W} w:id="4" w:author="a"><w:r><w:t>new place</w:t></w:r></w:moveTo>'))
+    dated = document.add_paragraph("Signed on ")
+    dated._p.append(parse_xml(f'<w:fldSimple {W} w:instr="DATE"><w:r><w:t>3 March 2025</w:t></w:r></w:fldSimple>'))
+    owner = document.add_paragraph("Document owner: ")
+    owner._p.append(parse_xml(f"<w:sdt {W}><w:sdtPr/><w:sdtContent><w:r><w:t>Legal department</w:t></w:r></w:sdtContent></w:sdt>"))
+    body = document.element.body
+    body.insert(len(body) - 1, parse_xml(
+        f"<w:sdt {W}><w:sdtContent><w:p><w:r><w:t>The supplier keeps all records for seven years.</w:t></w:r></w:p>"
+        f"<w:customXml w:element='clause'><w:p><w:r><w:t>Disputes go to the courts of Vienna.</w:t></w:r></w:p></w:customXml>"
+        "</w:sdtContent></w:sdt>"))
+    anchored = document.add_paragraph("See the box.")
+    anchored._p.append(parse_xml(f"<w:r {W} {VML}>{_text_box('Boxed: penalties are capped at 10 percent.')}</w:r>"))
+    # a DrawingML text box with its VML fallback copy: the text once
+    anchored._p.append(parse_xml(
+        f"<w:r {W} {VML} {MC}><mc:AlternateContent><mc:Choice Requires='wps'>{_text_box('Sidebar: renewal is automatic.')}"
+        f"</mc:Choice><mc:Fallback>{_text_box('Sidebar: renewal is automatic.')}</mc:Fallback></mc:AlternateContent></w:r>"))
+    table = document.add_table(rows=1, cols=2)
+    table.cell(0, 0).text = "Term"
+    cell = table.cell(0, 1)._tc
+    cell.append(parse_xml(f"<w:sdt {W}><w:sdtContent><w:p><w:r><w:t>Five years</w:t></w:r></w:p></w:sdtContent></w:sdt>"))
+    document.add_paragraph("Closing paragraph.")
+    return _saved(document)
+
+
+def test_wrapped_text_is_read_as_word_shows_it_with_changes_accepted() -> None:
+    elements = parse_document(_wrapped_document(), "contract.docx").elements
+    texts = [" ".join(e.text.split()) for e in elements]
+    joined = " | ".join(texts)
+    for shown in ("The notice period is ninety days", "Moved: new place", "Signed on 3 March 2025",
+                  "Document owner: Legal department", "The supplier keeps all records for seven years.",
+                  "Disputes go to the courts of Vienna.", "Boxed: penalties are capped at 10 percent.", "Five years"):
+        assert shown in joined, shown
+    assert "thirty" not in joined and "OLD PLACE" not in joined
+    assert joined.count("Sidebar: renewal is automatic.") == 1
+    order = [next(i for i, t in enumerate(texts) if part in t)
+             for part in ("Document owner", "seven years", "Vienna", "See the box.", "Boxed:", "Sidebar:", "Closing")]
+    assert order == sorted(order)
+
+
+def test_without_wrappers_the_file_is_passed_on_unchanged(corpus_dir: Path) -> None:
+    """The corpus' handbook (4,759 elements) holds none; the docling sample holds one field."""
+    handbook = (corpus_dir / "docs" / "docx" / "doj_ust_chapter13_trustee_handbook_2012.docx").read_bytes()
+    assert unwrapped_docx(handbook) is handbook
+    sample = (corpus_dir / "docs" / "docx" / "docling_word_sample.docx").read_bytes()
+    rewritten = parse_document(sample, "sample.docx").elements
+    former_unwrap, docx_wrappers.unwrapped_docx = docx_wrappers.unwrapped_docx, lambda data: data
+    try:
+        former = parse_document(sample, "sample.docx").elements
+    finally:
+        docx_wrappers.unwrapped_docx = former_unwrap
+    assert all(e in rewritten for e in former) and len(rewritten) > len(former)
+
+
+def test_hostile_wrappers_are_read_or_refused_clearly() -> None:
+    document = Document()
+    document.add_paragraph("Host of many boxes.")
+    host = document.paragraphs[0]._p
+    for n in range(3_000):
+        host.append(parse_xml(f"<w:r {W} {VML}>{_text_box(f'box {n}')}</w:r>"))
+    texts = [e.text for e in parse_document(_saved(document), "boxes.docx").elements]
+    assert texts[0] == "Host of many boxes." and texts[1:] == [f"box {n}" for n in range(3_000)]
+    deep = Document()
+    deep.add_paragraph("DEEP_MARK")
+    nested = "<w:r><w:t>inside</w:t></w:r>"
+    for _ in range(5_000):  # content controls 5,000 deep: past the XML parser's depth limit
+        nested = f"<w:sdt><w:sdtContent>{nested}</w:sdtContent></w:sdt>"
+    with pytest.raises(ParseError, match=r"could not read this Word \(\.docx\) file"):
+        parse_document(_with_document_xml(_saved(deep), "<w:t>DEEP_MARK</w:t></w:r>", f"<w:t>DEEP_MARK</w:t></w:r>{nested}"),
+                       "deep.docx")
+
+
+def _with_document_xml(data: bytes, old: str, new: str) -> bytes:
+    """`data` with `old` replaced by `new` in word/document.xml (what python-docx cannot write)."""
+    import zipfile
+
+    out = BytesIO()
+    with zipfile.ZipFile(BytesIO(data)) as archive, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as rewritten:
+        for info in archive.infolist():
+            content = archive.read(info.filename)
+            if info.filename == "word/document.xml":
+                assert old.encode() in content
+                content = content.replace(old.encode(), new.encode())
+            rewritten.writestr(info, content)
+    return out.getvalue()
