@@ -20,7 +20,7 @@ OFFICE_PARSER_VERSION = f"unstructured-{UNSTRUCTURED_VERSION}+map3"  # map3: hea
 # kinds keep their parses (and a file quarantined under the former parser is tried again).
 KIND_SUFFIXES = {
     "markdown": "+md1",  # md1: openers python-markdown reads to the end escaped in hostile text (parsing/markdown_openers.py)
-    "docx": "+docx1",  # docx1: text in tracked insertions, content controls, fields and text boxes read (parsing/office/docx_wrappers.py)
+    "docx": "+docx1",  # docx1: text in tracked insertions, content controls, fields, text boxes and notes read (parsing/office/docx_wrappers.py)
     "pptx": "+pptx1",  # pptx1: speaker notes read, after each slide's shapes (parsing/office/slides.py)
     "email": "+eml1",  # eml1: every inline text part and every enclosed message read (parsing/office/email_parts.py)
 }

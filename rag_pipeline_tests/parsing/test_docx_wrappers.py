@@ -1,6 +1,6 @@
-"""DOCX text inside tracked insertions, content controls, fields and text boxes is indexed, as
-Word shows the document with every change accepted; deleted text is not; a file without such
-wrappers reaches unstructured byte for byte (rag_pipeline/parsing/office/docx_wrappers.py)."""
+"""DOCX text inside tracked insertions, content controls, fields, text boxes and notes is
+indexed, as Word shows the document with every change accepted; deleted text is not; a file
+without such wrappers or notes reaches unstructured byte for byte (rag_pipeline/parsing/office/docx_wrappers.py)."""
 
 from __future__ import annotations
 
@@ -78,18 +78,57 @@ def test_wrapped_text_is_read_as_word_shows_it_with_changes_accepted() -> None:
     assert order == sorted(order)
 
 
-def test_without_wrappers_the_file_is_passed_on_unchanged(corpus_dir: Path) -> None:
-    """The corpus' handbook (4,759 elements) holds none; the docling sample holds one field."""
-    handbook = (corpus_dir / "docs" / "docx" / "doj_ust_chapter13_trustee_handbook_2012.docx").read_bytes()
-    assert unwrapped_docx(handbook) is handbook
-    sample = (corpus_dir / "docs" / "docx" / "docling_word_sample.docx").read_bytes()
-    rewritten = parse_document(sample, "sample.docx").elements
-    former_unwrap, docx_wrappers.unwrapped_docx = docx_wrappers.unwrapped_docx, lambda data: data
-    try:
-        former = parse_document(sample, "sample.docx").elements
-    finally:
-        docx_wrappers.unwrapped_docx = former_unwrap
-    assert all(e in rewritten for e in former) and len(rewritten) > len(former)
+def test_footnotes_and_endnotes_follow_the_paragraph_that_refers_to_them() -> None:
+    document = Document()
+    document.add_paragraph("The notice period is ninety days.")._p.append(
+        parse_xml(f'<w:r {W}><w:footnoteReference w:id="1"/></w:r>'))
+    document.add_paragraph("Payment is due within thirty days.")._p.append(
+        parse_xml(f'<w:r {W}><w:endnoteReference w:id="2"/></w:r>'))
+    document.add_paragraph("Closing paragraph.")
+    separator = '<w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:footnote>'
+    footnotes = (f'<w:footnotes {W}>{separator}<w:footnote w:id="1"><w:p><w:r><w:footnoteRef/></w:r>'
+                 "<w:r><w:t>Counted from the day the notice is received.</w:t></w:r></w:p></w:footnote>"
+                 '<w:footnote w:id="7"><w:p><w:r><w:t>UNREFERENCED_NOTE</w:t></w:r></w:p></w:footnote></w:footnotes>')
+    endnotes = (f'<w:endnotes {W}><w:endnote w:id="2"><w:p><w:r><w:t>Late payment accrues interest at 4 percent.'
+                "</w:t></w:r></w:p></w:endnote></w:endnotes>")
+    data = _with_parts(_saved(document), {"word/footnotes.xml": footnotes, "word/endnotes.xml": endnotes})
+    texts = [e.text.strip() for e in parse_document(data, "notes.docx").elements]
+    assert texts == ["The notice period is ninety days.", "Counted from the day the notice is received.",
+                     "Payment is due within thirty days.", "Late payment accrues interest at 4 percent.",
+                     "Closing paragraph."]
+
+
+def _with_parts(data: bytes, parts: dict[str, str]) -> bytes:
+    """`data` with the XML parts added (python-docx writes no notes)."""
+    import zipfile
+
+    out = BytesIO()
+    with zipfile.ZipFile(BytesIO(data)) as archive, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as rewritten:
+        for info in archive.infolist():
+            rewritten.writestr(info, archive.read(info.filename))
+        for name, xml in parts.items():
+            rewritten.writestr(name, '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>' + xml)
+    return out.getvalue()
+
+
+def test_without_wrappers_or_notes_the_file_is_passed_on_unchanged(corpus_dir: Path) -> None:
+    """The corpus' first-page-header sample holds neither; the docling sample holds a field, the
+    handbook (4,759 elements) three footnotes in each of its two copies of the rules: what was
+    read before is all still there, in order, and the notes are added."""
+    plain = (corpus_dir / "docs" / "docx" / "docling_header_footer_first_page.docx").read_bytes()
+    assert unwrapped_docx(plain) is plain
+    for name, added in (("docling_word_sample.docx", 1), ("doj_ust_chapter13_trustee_handbook_2012.docx", 6)):
+        data = (corpus_dir / "docs" / "docx" / name).read_bytes()
+        now = parse_document(data, name).elements
+        former_unwrap, docx_wrappers.unwrapped_docx = docx_wrappers.unwrapped_docx, lambda data: data
+        try:
+            former = parse_document(data, name).elements
+        finally:
+            docx_wrappers.unwrapped_docx = former_unwrap
+        kept = iter(now)
+        assert all(any(e == n for n in kept) for e in former), name  # a subsequence: nothing lost or moved
+        assert len(now) == len(former) + added, name
+    assert sum("28 U.S.C. § 586(b), (c), d), (e)." in e.text for e in now) == 2  # footnote 1 of each copy
 
 
 def test_hostile_wrappers_are_read_or_refused_clearly() -> None:

@@ -9,12 +9,14 @@ wrappers, and all of it was silently missing from the index:
   "document owner" box, whole sections) hold runs, paragraphs, tables, rows or cells;
 - simple fields (`w:fldSimple`: a date, a cross-reference, a document property), smart tags and
   custom XML hold runs or blocks;
-- text boxes (`w:txbxContent`, in a drawing inside a run) hold whole paragraphs.
+- text boxes (`w:txbxContent`, in a drawing inside a run) hold whole paragraphs;
+- footnotes and endnotes live in parts of their own, which python-docx never opens.
 So the document (and its headers, footers, footnotes) is rewritten first, as Word shows it with
 every change accepted: insertions and wrappers are replaced by what they hold, deletions
 (`w:del`, `w:moveFrom`) are dropped, and a text box's paragraphs follow the paragraph that
-anchors it (its VML fallback copy, kept for old readers, is skipped). A file holding none of
-these is passed on byte for byte.
+anchors it (its VML fallback copy, kept for old readers, is skipped), and so do a note's
+paragraphs after the paragraph that refers to it. A file holding none of these is passed on
+byte for byte.
 """
 
 from __future__ import annotations
@@ -35,14 +37,23 @@ _BLOCKS = (f"{{{W}}}p", f"{{{W}}}tbl")
 
 def unwrapped_docx(data: bytes) -> bytes:
     """`data` with the wrapped text of its document, header, footer and note parts moved where
-    python-docx reads it; `data` itself when no part holds such wrappers."""
+    python-docx reads it, and each footnote's and endnote's paragraphs after the paragraph that
+    refers to it; `data` itself when there is nothing to move."""
     with zipfile.ZipFile(BytesIO(data)) as archive:
+        names = set(archive.namelist())
         changed = {}
-        for name in archive.namelist():
+        for name in sorted(names):
             if _PARTS.match(name):
                 xml = archive.read(name)
                 if _WRAPPERS.search(xml):
                     changed[name] = _unwrapped_part(xml)
+        notes = {kind: changed.get(f"word/{kind}s.xml") or archive.read(f"word/{kind}s.xml")
+                 for kind in ("footnote", "endnote") if f"word/{kind}s.xml" in names}
+        if notes and "word/document.xml" in names:
+            document = changed.get("word/document.xml") or archive.read("word/document.xml")
+            with_notes = _notes_after_their_references(document, notes)
+            if with_notes is not None:
+                changed["word/document.xml"] = with_notes
         if not changed:
             return data
         out = BytesIO()
@@ -94,3 +105,34 @@ def _text_boxes_after_their_paragraphs(root) -> None:  # noqa: ANN001 -- an lxml
             anchor.addnext(block)
             anchor = block
         last[host] = anchor
+
+
+def _notes_after_their_references(document: bytes, notes: dict[str, bytes]) -> bytes | None:
+    """word/document.xml with a copy of each referenced footnote's and endnote's paragraphs after
+    the paragraph holding its reference (python-docx reads no note); None when none is
+    referenced. The separator "notes" Word keeps in those parts have no reference."""
+    from lxml import etree
+
+    if b"footnoteReference" not in document and b"endnoteReference" not in document:
+        return None
+    parser = etree.XMLParser(remove_blank_text=True, resolve_entities=False, no_network=True)
+    root = etree.fromstring(document, parser)
+    by_id: dict[tuple[str, str], list] = {}
+    for kind, xml in notes.items():
+        for note in etree.fromstring(xml, parser).iter(f"{{{W}}}{kind}"):
+            by_id[(kind, note.get(f"{{{W}}}id", ""))] = [child for child in note if child.tag in _BLOCKS]
+    last: dict = {}  # referring paragraph -> the block copied after it last
+    moved = False
+    for reference in list(root.iter(f"{{{W}}}footnoteReference", f"{{{W}}}endnoteReference")):
+        kind = "footnote" if reference.tag.endswith("footnoteReference") else "endnote"
+        blocks = by_id.get((kind, reference.get(f"{{{W}}}id", "")), [])
+        host = next((a for a in reference.iterancestors(f"{{{W}}}p")), None)
+        if not blocks or host is None or host.getparent() is None:
+            continue
+        anchor = last.get(host, host)
+        for block in (copy.deepcopy(b) for b in blocks):
+            anchor.addnext(block)
+            anchor = block
+        last[host] = anchor
+        moved = True
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True) if moved else None
