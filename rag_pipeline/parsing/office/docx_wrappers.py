@@ -100,11 +100,7 @@ def _text_boxes_after_their_paragraphs(root) -> None:  # noqa: ANN001 -- an lxml
         host = next((a for a in box.iterancestors(f"{{{W}}}p")), None)
         if host is None or host.getparent() is None:
             continue
-        anchor = last.get(host, host)
-        for block in (copy.deepcopy(child) for child in box if child.tag in _BLOCKS):
-            anchor.addnext(block)
-            anchor = block
-        last[host] = anchor
+        _copied_after(host, [child for child in box if child.tag in _BLOCKS], last)
 
 
 def _notes_after_their_references(document: bytes, notes: dict[str, bytes]) -> bytes | None:
@@ -129,10 +125,17 @@ def _notes_after_their_references(document: bytes, notes: dict[str, bytes]) -> b
         host = next((a for a in reference.iterancestors(f"{{{W}}}p")), None)
         if not blocks or host is None or host.getparent() is None:
             continue
-        anchor = last.get(host, host)
-        for block in (copy.deepcopy(b) for b in blocks):
-            anchor.addnext(block)
-            anchor = block
-        last[host] = anchor
+        _copied_after(host, blocks, last)
         moved = True
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True) if moved else None
+
+
+def _copied_after(host, blocks: list, last: dict) -> None:  # noqa: ANN001 -- lxml elements
+    """Copies of `blocks` after `host`, or after what an earlier call copied after it (`last`),
+    so boxes and notes keep their order."""
+    anchor = last.get(host, host)
+    for block in blocks:
+        duplicate = copy.deepcopy(block)
+        anchor.addnext(duplicate)
+        anchor = duplicate
+    last[host] = anchor
