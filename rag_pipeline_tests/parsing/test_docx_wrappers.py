@@ -112,9 +112,9 @@ def _with_parts(data: bytes, parts: dict[str, str]) -> bytes:
 
 
 def test_without_wrappers_or_notes_the_file_is_passed_on_unchanged(corpus_dir: Path) -> None:
-    """The corpus' first-page-header sample holds neither; the docling sample holds a field, the
-    handbook (4,759 elements) three footnotes in each of its two copies of the rules: what was
-    read before is all still there, in order, and the notes are added."""
+    """The corpus' first-page-header sample holds neither; the docling sample a content control
+    (its footer's page number), the handbook (4,759 elements) three footnotes in each of its two
+    copies of the rules: what was read before is all still there, in order, and the rest added."""
     plain = (corpus_dir / "docs" / "docx" / "docling_header_footer_first_page.docx").read_bytes()
     assert unwrapped_docx(plain) is plain
     for name, added in (("docling_word_sample.docx", 1), ("doj_ust_chapter13_trustee_handbook_2012.docx", 6)):
