@@ -11,12 +11,12 @@ wrappers, and all of it was silently missing from the index:
   custom XML hold runs or blocks;
 - text boxes (`w:txbxContent`, in a drawing inside a run) hold whole paragraphs;
 - footnotes and endnotes live in parts of their own, which python-docx never opens.
-So the document (and its headers, footers, footnotes) is rewritten first, as Word shows it with
-every change accepted: insertions and wrappers are replaced by what they hold, deletions
-(`w:del`, `w:moveFrom`) are dropped, and a text box's paragraphs follow the paragraph that
-anchors it (its VML fallback copy, kept for old readers, is skipped), and so do a note's
-paragraphs after the paragraph that refers to it. A file holding none of these is passed on
-byte for byte.
+So the document and its headers and footers are rewritten first, each parsed once, as Word
+shows them with every change accepted: insertions and wrappers are replaced by what they hold,
+deletions (`w:del`, `w:moveFrom`) are dropped, a text box's paragraphs follow the paragraph
+that anchors it (its VML fallback copy, kept for old readers, is skipped), and a note's
+paragraphs (unwrapped the same way) follow the paragraph that refers to it. A file holding none
+of these is passed on byte for byte.
 """
 
 from __future__ import annotations
@@ -28,46 +28,62 @@ from io import BytesIO
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
-_PARTS = re.compile(r"^word/(document|header\d*|footer\d*|footnotes|endnotes)\.xml$")
+_PARTS = re.compile(r"^word/(document|header\d*|footer\d*)\.xml$")  # what python-docx reads (notes: _notes)
 _WRAPPERS = re.compile(rb"<(?:\w+:)?(?:ins|del|moveTo|moveFrom|sdt|fldSimple|smartTag|customXml|txbxContent)[\s>/]")
 _DROPPED = (f"{{{W}}}del", f"{{{W}}}moveFrom")
 _UNWRAPPED = (f"{{{W}}}ins", f"{{{W}}}moveTo", f"{{{W}}}fldSimple", f"{{{W}}}smartTag", f"{{{W}}}customXml")
 _BLOCKS = (f"{{{W}}}p", f"{{{W}}}tbl")
+_REFERENCES = re.compile(rb"<(?:\w+:)?(?:footnoteReference|endnoteReference)[\s>/]")
 
 
 def unwrapped_docx(data: bytes) -> bytes:
-    """`data` with the wrapped text of its document, header, footer and note parts moved where
+    """`data` with the wrapped text of its document, header and footer parts moved where
     python-docx reads it, and each footnote's and endnote's paragraphs after the paragraph that
-    refers to it; `data` itself when there is nothing to move."""
+    refers to it; `data` itself when there is nothing to move. Each part is parsed once."""
     with zipfile.ZipFile(BytesIO(data)) as archive:
         names = set(archive.namelist())
         changed = {}
         for name in sorted(names):
             if _PARTS.match(name):
                 xml = archive.read(name)
-                if _WRAPPERS.search(xml):
-                    changed[name] = _unwrapped_part(xml)
-        notes = {kind: changed.get(f"word/{kind}s.xml") or archive.read(f"word/{kind}s.xml")
-                 for kind in ("footnote", "endnote") if f"word/{kind}s.xml" in names}
-        if notes and "word/document.xml" in names:
-            document = changed.get("word/document.xml") or archive.read("word/document.xml")
-            with_notes = _notes_after_their_references(document, notes)
-            if with_notes is not None:
-                changed["word/document.xml"] = with_notes
+                notes = _notes(archive, names) if name == "word/document.xml" and _REFERENCES.search(xml) else {}
+                rewritten = _rewritten(xml, notes)
+                if rewritten is not None:
+                    changed[name] = rewritten
         if not changed:
             return data
         out = BytesIO()
-        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as rewritten:
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as rewritten_archive:
             for info in archive.infolist():
-                rewritten.writestr(info, changed.get(info.filename) or archive.read(info.filename))
+                rewritten_archive.writestr(info, changed.get(info.filename) or archive.read(info.filename))
     return out.getvalue()
 
 
-def _unwrapped_part(xml: bytes) -> bytes:
+def _parsed(xml: bytes):  # noqa: ANN202 -- an lxml element
     from lxml import etree
 
     parser = etree.XMLParser(remove_blank_text=True, resolve_entities=False, no_network=True)  # python-docx's own settings
-    root = etree.fromstring(xml, parser)
+    return etree.fromstring(xml, parser)
+
+
+def _rewritten(xml: bytes, notes: dict[tuple[str, str], list]) -> bytes | None:
+    """The part with its notes copied in and its wrappers unwrapped; None when neither applies."""
+    from lxml import etree
+
+    wrapped = _WRAPPERS.search(xml) is not None
+    if not wrapped and not notes:
+        return None
+    root = _parsed(xml)
+    moved = _notes_after_their_references(root, notes)
+    if wrapped:
+        _unwrap(root)
+    if not (wrapped or moved):
+        return None
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+
+
+def _unwrap(root) -> None:  # noqa: ANN001 -- an lxml element
+    """Text boxes copied out, deletions dropped, every other wrapper replaced by what it holds."""
     _text_boxes_after_their_paragraphs(root)
     for element in list(root.iter(*_DROPPED)):
         element.getparent().remove(element)
@@ -76,7 +92,21 @@ def _unwrapped_part(xml: bytes) -> bytes:
     for sdt in list(root.iter(f"{{{W}}}sdt")):
         content = sdt.find(f"{{{W}}}sdtContent")
         _replace_by_children(sdt, list(content) if content is not None else [])
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+
+
+def _notes(archive: zipfile.ZipFile, names: set[str]) -> dict[tuple[str, str], list]:
+    """(kind, id) -> the paragraphs and tables of each footnote and endnote, unwrapped."""
+    notes: dict[tuple[str, str], list] = {}
+    for kind in ("footnote", "endnote"):
+        if f"word/{kind}s.xml" not in names:
+            continue
+        xml = archive.read(f"word/{kind}s.xml")
+        root = _parsed(xml)
+        if _WRAPPERS.search(xml):
+            _unwrap(root)
+        for note in root.iter(f"{{{W}}}{kind}"):
+            notes[(kind, note.get(f"{{{W}}}id", ""))] = [child for child in note if child.tag in _BLOCKS]
+    return notes
 
 
 def _replace_by_children(element, children: list) -> None:  # noqa: ANN001 -- lxml elements
@@ -103,31 +133,21 @@ def _text_boxes_after_their_paragraphs(root) -> None:  # noqa: ANN001 -- an lxml
         _copied_after(host, [child for child in box if child.tag in _BLOCKS], last)
 
 
-def _notes_after_their_references(document: bytes, notes: dict[str, bytes]) -> bytes | None:
-    """word/document.xml with a copy of each referenced footnote's and endnote's paragraphs after
-    the paragraph holding its reference (python-docx reads no note); None when none is
-    referenced. The separator "notes" Word keeps in those parts have no reference."""
-    from lxml import etree
-
-    if b"footnoteReference" not in document and b"endnoteReference" not in document:
-        return None
-    parser = etree.XMLParser(remove_blank_text=True, resolve_entities=False, no_network=True)
-    root = etree.fromstring(document, parser)
-    by_id: dict[tuple[str, str], list] = {}
-    for kind, xml in notes.items():
-        for note in etree.fromstring(xml, parser).iter(f"{{{W}}}{kind}"):
-            by_id[(kind, note.get(f"{{{W}}}id", ""))] = [child for child in note if child.tag in _BLOCKS]
+def _notes_after_their_references(root, notes: dict[tuple[str, str], list]) -> bool:  # noqa: ANN001
+    """A copy of each referenced note's paragraphs after the paragraph holding its reference;
+    whether any was copied. The separator "notes" Word keeps in the note parts have no
+    reference."""
     last: dict = {}  # referring paragraph -> the block copied after it last
     moved = False
-    for reference in list(root.iter(f"{{{W}}}footnoteReference", f"{{{W}}}endnoteReference")):
+    for reference in list(root.iter(f"{{{W}}}footnoteReference", f"{{{W}}}endnoteReference")) if notes else []:
         kind = "footnote" if reference.tag.endswith("footnoteReference") else "endnote"
-        blocks = by_id.get((kind, reference.get(f"{{{W}}}id", "")), [])
+        blocks = notes.get((kind, reference.get(f"{{{W}}}id", "")), [])
         host = next((a for a in reference.iterancestors(f"{{{W}}}p")), None)
         if not blocks or host is None or host.getparent() is None:
             continue
         _copied_after(host, blocks, last)
         moved = True
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True) if moved else None
+    return moved
 
 
 def _copied_after(host, blocks: list, last: dict) -> None:  # noqa: ANN001 -- lxml elements
