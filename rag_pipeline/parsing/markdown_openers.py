@@ -55,6 +55,7 @@ class _Reads:
 
     openers: list[tuple[int, int, str]] = field(default_factory=list)  # (position, reads, kind)
     closers: dict[int, int] = field(default_factory=dict)  # a backtick opener's position -> its closer's
+    paragraphs: list[int] = field(default_factory=list)  # where each paragraph starts
 
     def add(self, position: int, reads: int, kind: str, closer: int | None = None) -> None:
         self.openers.append((position, reads, kind))
@@ -101,6 +102,7 @@ def _openers(text: str) -> _Reads:
     masked = FencedBlockPreprocessor.FENCED_BLOCK_RE.sub(lambda m: "\x00" * len(m.group()), text)
     reads = _Reads()
     for start, end in _paragraphs(masked):
+        reads.paragraphs.append(start)
         unit = masked[start:end]
         if "`" in unit:
             _code_spans(unit, start, reads)
@@ -225,7 +227,6 @@ def _escaped(text: str, reads: _Reads, *, beyond: int) -> str:
     a long paragraph of escapes would be quadratic again (in copying). The break goes where a
     block cannot start by accident: just before a backslash or "&"."""
     out, at, piece = [], 0, 0
-    starts = [start for start, _ in _paragraphs(text)]
     chosen = [(position, kind) for position, cost, kind in reads.openers if cost > beyond]
     chosen += [(reads.closers[position], "`") for position, _ in chosen if position in reads.closers]
     for position, kind in sorted(chosen):
@@ -235,7 +236,7 @@ def _escaped(text: str, reads: _Reads, *, beyond: int) -> str:
             while position > at and text[position - 1] == "`" and not _escaped_by_backslashes(text, position - 1):
                 position -= 1
         out.append(text[at:position])
-        piece = max(piece, starts[bisect_right(starts, position) - 1])
+        piece = max(piece, reads.paragraphs[bisect_right(reads.paragraphs, position) - 1])
         if position - piece >= PIECE:
             out.append("\n\n")
             piece = position
