@@ -27,6 +27,8 @@ import re
 import unicodedata
 from decimal import Context, InvalidOperation
 
+from rag_pipeline.cleaning.safety import as_indexed
+
 MAX_DIGITS = 40  # a longer digit run is an identifier or noise, never compared as a value
 _EXACT = Context(prec=MAX_DIGITS + 20)  # no rounding of a value of MAX_DIGITS digits scaled by a multiplier
 
@@ -56,9 +58,9 @@ _SPACE_GROUPS = re.compile(r"(?<![\d.,])\d{1,3}(?:[\u00a0\u202f\u2009\u2007']\d{
 
 def normalise(text: str) -> str:
     """NFKC, case-folded, one space for any whitespace run, typographic dashes and quotes made
-    plain, soft hyphens and zero-width characters dropped: the form quotes and fields compare in."""
-    text = unicodedata.normalize("NFKC", text)
-    text = re.sub(r"[\u00ad\u200b-\u200d\u2060\ufeff]", "", text)
+    plain, invisible characters dropped as the clean step drops them from documents (soft hyphens,
+    zero-width characters, bidi marks: `as_indexed`): the form quotes and fields compare in."""
+    text = unicodedata.normalize("NFKC", as_indexed(text))
     text = _DASHES.sub("-", text)
     text = re.sub(r"[\u2018\u2019\u201a\u201b\u2032]", "'", text)
     text = re.sub(r"[\u201c\u201d\u201e\u201f\u2033]", '"', text)

@@ -39,6 +39,7 @@ from rag_pipeline import store
 from rag_pipeline.answers import crosslingual, roles, support
 from rag_pipeline.answers import fields as exact
 from rag_pipeline.answers.draft import AnswerError, Draft
+from rag_pipeline.cleaning.safety import as_indexed
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.retrieval.model_embedder import embedder_for_model
 
@@ -241,29 +242,30 @@ def _judge_support(conn: psycopg.Connection, embedder: Embedder, draft: Draft, c
     statement for all term coverages)."""
     pending: list[tuple[int, CitationCheck]] = []
     facts: dict[int, exact.Facts] = {}
-    for number, (claim, found) in enumerate(zip(draft.claims, checks)):
+    said = [as_indexed(claim.text) for claim in draft.claims]  # judged as the cited text was cleaned
+    for number, found in enumerate(checks):
         claim_fields = None
         for check in found:
             if check.status != "pending":
                 continue
-            claim_fields = exact.extract(claim.text) if claim_fields is None else claim_fields
+            claim_fields = exact.extract(said[number]) if claim_fields is None else claim_fields
             assert check.chunk is not None
             if check.chunk_id not in facts:
                 facts[check.chunk_id] = exact.facts(check.chunk["text"])
             passage = facts[check.chunk_id]
-            absent = exact.missing(claim.text, claim_fields, passage)
+            absent = exact.missing(said[number], claim_fields, passage)
             if absent:
                 check.status = "unsupported"
                 check.reason = (f"chunk {check.chunk_id} does not state the claim's "
                                 + ", ".join(f.describe() for f in absent[:5]))
-            elif claim_fields and (wrong := roles.misplaced(claim.text, check.chunk["text"])):
+            elif claim_fields and (wrong := roles.misplaced(said[number], check.chunk["text"])):
                 check.status = "unsupported"
                 check.reason = f"in chunk {check.chunk_id}, " + "; ".join(w.describe() for w in wrong[:5])
             else:
                 pending.append((number, check))
     if not pending:
         return
-    scored = support.evidence(conn, embedder, [(draft.claims[n].text, c.chunk_id, c.chunk) for n, c in pending])
+    scored = support.evidence(conn, embedder, [(said[n], c.chunk_id, c.chunk) for n, c in pending])
     for (_, check), found in zip(pending, scored):
         value = support.score(found.evidence, threshold, found.crosslingual)
         needed = support.bar(threshold, found.crosslingual)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rag_pipeline.cleaning.safety import as_indexed
 from rag_pipeline.retrieval import rerank
 
 GRID = tuple(round(i * 0.05, 2) for i in range(21))  # 0 .. 1: a feature at most as strong as fusion itself
@@ -118,8 +119,9 @@ def _fast_objective(cases: Sequence[Matrix], weights: rerank.Weights, k: int) ->
 
 
 def fit_case(query: str, candidates: Sequence[rerank.Candidate], relevant: Sequence[bool]) -> FitCase:
-    """One labelled question's candidates as the fit reads them, features computed once."""
-    parsed = rerank.query_features(query)
+    """One labelled question's candidates as the fit reads them, features computed once (from
+    the question as the search matched it)."""
+    parsed = rerank.query_features(as_indexed(query))
     best = max((c.fused for c in candidates), default=0.0)
     return FitCase(tuple(rerank.features(parsed, c, best) for c in candidates),
                    tuple(c.section_match >= 1.0 for c in candidates), tuple(bool(r) for r in relevant))

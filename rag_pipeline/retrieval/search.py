@@ -17,6 +17,7 @@ from typing import Any
 import psycopg
 
 from rag_pipeline import store
+from rag_pipeline.cleaning.safety import as_indexed
 from rag_pipeline.common.groups import group_problem
 from rag_pipeline.common.text import storable
 from rag_pipeline.embedding import Embedder, ModelError
@@ -133,9 +134,10 @@ def search(
         raise QueryError(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
     view = store.search.View(as_of=as_of, preview_run=preview_run, model_id=model_id)
     groups = sorted({g.strip() for g in groups if g and g.strip()})
+    text = as_indexed(query)  # what is matched; the log keeps the query as it came
     with pipelined_transaction(conn):  # the groups set below hold for this transaction only
         store.search_log.set_session_groups(conn, groups)
-        prepared = store.search_prepare.prepare(conn, query, groups, view, vector=mode != "fulltext",
+        prepared = store.search_prepare.prepare(conn, text, groups, view, vector=mode != "fulltext",
                                         calibration_mode=DEFAULT_MODE, log=log)
         if prepared.model is not None:
             embedder = _checked(conn, prepared.model, embedder)
@@ -143,21 +145,21 @@ def search(
         ranked: list[Hit] = []
         plan = prepared.plan
         fulltext: dict[str, Any] | None = None
-        if model_id is not None and groups and query.strip():
-            vector = embedder.encode([query])[0]
+        if model_id is not None and groups and text.strip():
+            vector = embedder.encode([text])[0]
             reranked = mode == "hybrid+rerank"
             fetch = max(k, min(k + RUNNERS_UP, store.search.CANDIDATES))  # the same candidate pool as k alone
             depth = max(fetch, RERANK_DEPTH) if reranked else fetch
-            rows = store.search.search_chunks(conn, vector, query, groups, model_id, depth, view,
+            rows = store.search.search_chunks(conn, vector, text, groups, model_id, depth, view,
                                               candidates=max(store.search.CANDIDATES, depth),
                                               mode="hybrid" if reranked else mode,
                                               plan=plan or store.search.EXACT, terms=prepared.terms,
-                                              transaction=False, sections=reference_keys(query),
+                                              transaction=False, sections=reference_keys(text),
                                               migrated=prepared.migrated, corpus_chunks=prepared.corpus_chunks)
             ranked = [_hit(r) for r in rows]
             fulltext = rows[0].get("fulltext_plan") if rows else None
             if reranked:
-                ranked = rerank_hits(query, ranked, rerank_weights(prepared.rerank))[:fetch]
+                ranked = rerank_hits(text, ranked, rerank_weights(prepared.rerank))[:fetch]
         hits = Results(ranked[:k])
         hits.model_id, hits.calibration = model_id, prepared.calibration
         if log:

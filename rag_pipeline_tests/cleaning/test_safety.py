@@ -606,7 +606,7 @@ def test_report_counts_and_dict() -> None:
     assert report.secrets == Counter({"password": 1, "iban": 1, "payment_card": 1})
     assert report.secrets_redacted == 3
     assert report.to_dict() == {
-        "version": "safety3",
+        "version": SAFETY_VERSION,
         "controls_neutralised": 2,
         "secrets": {"iban": 1, "password": 1, "payment_card": 1},
     }

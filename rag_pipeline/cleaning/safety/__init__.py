@@ -27,7 +27,7 @@ search-confirm-replace loop and the placeholder), `patterns` (linear pattern bui
 """
 
 from rag_pipeline.cleaning.safety.checksums import iban_is_valid, luhn_is_valid
-from rag_pipeline.cleaning.safety.controls import neutralise_controls
+from rag_pipeline.cleaning.safety.controls import as_indexed, neutralise_controls
 from rag_pipeline.cleaning.safety.pipeline import clean_text, redact_secrets
 from rag_pipeline.cleaning.safety.report import SAFETY_VERSION, SafetyReport
 from rag_pipeline.cleaning.safety.rules import placeholder
@@ -35,6 +35,7 @@ from rag_pipeline.cleaning.safety.rules import placeholder
 __all__ = [
     "SAFETY_VERSION",
     "SafetyReport",
+    "as_indexed",
     "clean_text",
     "iban_is_valid",
     "luhn_is_valid",

@@ -13,6 +13,7 @@ Every pattern is bounded and possessive: one C-level scan per pass, whatever the
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Line-break variants become "\n". This is normalisation, not neutralisation, so it is not
 # counted: CRLF files and form-feed page breaks from PDF extraction are ordinary. A lone CR is
@@ -37,7 +38,10 @@ _ESCAPE_SEQUENCE = re.compile(
 _CONTROL_OR_INVISIBLE = re.compile(
     "[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f"  # C0 (bar \t \n) and C1 (bar NEL) controls
     "\u202a-\u202e\u2066-\u2069"  # bidi embeddings, overrides, isolates (Trojan Source)
-    "\u200b\u2060-\u2064\ufeff\u180e\ufff9-\ufffb]"  # zero-width space, word joiner, BOM, ...
+    "\u200e\u200f\u061c"  # bidi marks (LRM, RLM, ALM): invisible, and inside a word they split it
+    "\u200b\u2060-\u2065\ufeff\u180e\ufff0-\ufffb"  # zero-width space, word joiner, BOM, ...
+    "\u00ad\u034f\u17b4\u17b5\u206a-\u206f\u3164\uffa0"  # soft hyphen, grapheme joiner, fillers
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0080-\U000e00ff\U000e01f0-\U000e0fff]"
 )
 
 # Tag characters are invisible ASCII ("ASCII smuggling" of instructions to a model). Their one
@@ -50,6 +54,7 @@ _ANY_TAG = re.compile("[\U000e0000-\U000e007f]")
 # A variation selector legitimately follows one base character; runs of them encode bytes.
 _VARIATION_SELECTOR_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}+")
 _ANY_VARIATION_SELECTOR = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+_ANY_MONGOLIAN_SELECTOR = re.compile("[\u180b-\u180d\u180f]")
 
 # Characters around which a zero-width (non-)joiner is legitimate: scripts that use ZWJ/ZWNJ
 # for shaping (Arabic, Syriac, Indic, Thai, Myanmar, Khmer, Mongolian ...) and emoji ZWJ
@@ -70,10 +75,24 @@ _STRAY_JOINER = re.compile(
     f"[\u200c\u200d](?:(?<![{_JOIN_CONTEXT}][\u200c\u200d])|(?![{_JOIN_CONTEXT}]))"
 )
 
+# A variation selector chooses among glyphs of the character before it. The alphabets below have
+# no variation sequences, so one after their letters only splits the word ("compli\ufe0fance"
+# is two terms to the full-text parser); after an emoji, a digit (keycaps) or a Han character
+# it is kept. Mongolian free variation selectors likewise serve only after Mongolian letters.
+_ALPHABET_LETTER = "A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u052f\u0531-\u058f\u10a0-\u10ff\u1e00-\u1fff"
+_VARIATION_AFTER_LETTER = re.compile(f"(?<=[{_ALPHABET_LETTER}])[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+_STRAY_MONGOLIAN_SELECTOR = re.compile("(?<![\u1820-\u1878\u1880-\u18aa])[\u180b-\u180d\u180f]")
+
+# Hangul jamo fillers (U+115F, U+1160) stand in for a missing jamo of a conjoining syllable; a run
+# of jamo made only of fillers is a blank that renders as nothing (a known way to hide words).
+_JAMO_RUN = re.compile("[\u1100-\u11ff\ua960-\ua97f\ud7b0-\ud7ff]++")
+_JAMO_FILLERS = frozenset("\u115f\u1160")
+
 # Any character one of the passes below could remove.
 _ANY_NEUTRALISED = re.compile(
-    "[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u200b-\u200d\u202a-\u202e\u2060-\u2069"
-    "\ufeff\u180e\ufff9-\ufffb\ufe00-\ufe0f\U000e0000-\U000e01ef]"
+    "[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+    "\ufeff\u180b-\u180f\ufff0-\ufffb\ufe00-\ufe0f\U000e0000-\U000e0fff"
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u3164\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a]"
 )
 
 
@@ -84,14 +103,23 @@ def neutralise_controls(text: str) -> tuple[str, int]:
     Line breaks are normalised to "\\n" (uncounted). Escape sequences are removed whole, so an
     OSC 8 hyperlink keeps its visible label but loses its hidden target, and "ESC[2J" cannot
     clear a screen. Bidi overrides and zero-width characters are removed because they make the
-    text a reviewer sees differ from the text the index and the model see.
+    text a reviewer sees differ from the text the index and the model see. So are the other
+    characters Unicode says to render as nothing where they have no job (soft hyphens, bidi
+    marks, the grapheme joiner, Hangul fillers, a variation selector after a Latin, Greek or
+    Cyrillic letter): inside a word each one splits or changes its full-text term, so
+    "Vernich\u00adtungs\u00adlager" (German Wikipedia writes its long words so) was never found
+    by the word a reader types.
+
+    The result is in Unicode's composed form (NFC, uncounted: canonically equivalent text, the
+    same to a reader): "Mu\u0308ller" as macOS writes it and "M\u00fcller" as a question types it
+    are different words to a stemmer until then.
 
     Each pass is one C-level scan and the rarer passes run only when their characters occur,
     so a clean 20 MB text costs a few tens of milliseconds.
     """
     text = _normalise_newlines(text)
     if "\x1b" not in text and _ANY_NEUTRALISED.search(text) is None:
-        return text, 0  # the common case: one scan
+        return _composed(text), 0  # the common case: one scan
     sequences = 0
     if "\x1b" in text:
         text, sequences = _ESCAPE_SEQUENCE.subn("", text)
@@ -102,7 +130,21 @@ def neutralise_controls(text: str) -> tuple[str, int]:
         text = _remove_context_dependent(text)
         if len(text) == length:
             break
-    return text, sequences + (before - len(text))
+    return _composed(text), sequences + (before - len(text))
+
+
+def _composed(text: str) -> str:
+    """NFC, after the removals (a grapheme joiner removed can let two marks compose)."""
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return text
+    return unicodedata.normalize("NFC", text)
+
+
+def as_indexed(text: str) -> str:
+    """A question or a claim with what `neutralise_controls` takes out of every document taken out
+    of it too: a soft hyphen or a bidi mark pasted along with a question would otherwise make a
+    term no indexed text holds."""
+    return neutralise_controls(text)[0]
 
 
 # Removing one invisible character can change the context of the next (a stray joiner between
@@ -118,8 +160,17 @@ def _remove_context_dependent(text: str) -> str:
     if "\u200c" in text or "\u200d" in text:
         text = _STRAY_JOINER.sub("", text)
     if _ANY_VARIATION_SELECTOR.search(text):
-        text = _VARIATION_SELECTOR_RUN.sub("", text)
+        text = _VARIATION_AFTER_LETTER.sub("", _VARIATION_SELECTOR_RUN.sub("", text))
+    if _ANY_MONGOLIAN_SELECTOR.search(text):
+        text = _STRAY_MONGOLIAN_SELECTOR.sub("", text)
+    if "\u115f" in text or "\u1160" in text:
+        text = _JAMO_RUN.sub(_without_lone_fillers, text)
     return text
+
+
+def _without_lone_fillers(run: re.Match[str]) -> str:
+    """A run of conjoining jamo as it is, unless it holds nothing but fillers."""
+    return "" if set(run.group()) <= _JAMO_FILLERS else run.group()
 
 
 def _normalise_newlines(text: str) -> str:

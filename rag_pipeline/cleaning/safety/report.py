@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-SAFETY_VERSION = "safety3"  # safety2: keys across element boundaries, PuTTY keys; safety3: issue 22 formats
+SAFETY_VERSION = "safety4"  # safety2: keys across element boundaries, PuTTY keys; safety3: issue 22 formats; safety4: every invisible character that splits a word (soft hyphens, bidi marks, fillers)
 
 
 @dataclass
