@@ -81,6 +81,15 @@ def test_decomposed_letters_are_composed_so_a_stemmer_reads_them_as_typed(db_url
     assert neutralise_controls("e\u034f\u0301") == ("\u00e9", 1)
 
 
+def test_latin_ligatures_are_spelt_out_as_the_pdf_parser_spells_them(db_url: str) -> None:
+    pasted = "The \ufb01nal o\ufb03ce policy: e\ufb04uent, sta\ufb00, \ufb05ate"  # text copied out of a PDF into Word
+    plain = "The final office policy: effluent, staff, state"
+    assert neutralise_controls(pasted) == (plain, 0)
+    with database.connect(db_url) as conn:
+        assert _terms(conn, pasted) != _terms(conn, plain)
+        assert _terms(conn, as_indexed(pasted)) == _terms(conn, plain)
+
+
 def test_only_the_mark_goes_from_right_to_left_text() -> None:
     hebrew = "\u05e9\u05dc\u05d5\u05dd \u200f\u05e2\u05d5\u05dc\u05dd 2026"
     assert neutralise_controls(hebrew) == ("\u05e9\u05dc\u05d5\u05dd \u05e2\u05d5\u05dc\u05dd 2026", 1)

@@ -112,7 +112,7 @@ def neutralise_controls(text: str) -> tuple[str, int]:
 
     The result is in Unicode's composed form (NFC, uncounted: canonically equivalent text, the
     same to a reader): "Mu\u0308ller" as macOS writes it and "M\u00fcller" as a question types it
-    are different words to a stemmer until then.
+    are different words to a stemmer until then. Latin ligatures are spelt out (uncounted).
 
     Each pass is one C-level scan and the rarer passes run only when their characters occur,
     so a clean 20 MB text costs a few tens of milliseconds.
@@ -133,11 +133,18 @@ def neutralise_controls(text: str) -> tuple[str, int]:
     return _composed(text), sequences + (before - len(text))
 
 
+_LATIN_LIGATURE = re.compile("[\ufb00-\ufb06]")
+
+
 def _composed(text: str) -> str:
-    """NFC, after the removals (a grapheme joiner removed can let two marks compose)."""
-    if text.isascii() or unicodedata.is_normalized("NFC", text):
+    """NFC, after the removals (a grapheme joiner removed can let two marks compose), and Latin
+    typographic ligatures spelt out ("\ufb01nal" -> "final"), as the PDF parser already spells them:
+    no one types them, and to a stemmer "o\ufb03ce" is not "office"."""
+    if text.isascii():
         return text
-    return unicodedata.normalize("NFC", text)
+    if _LATIN_LIGATURE.search(text):
+        text = _LATIN_LIGATURE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
 def as_indexed(text: str) -> str:
