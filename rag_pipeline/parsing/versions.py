@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib.metadata import version
 
 # Bump "+layoutN" whenever a rule in parsing/pdf changes what a document parses to.
-PDF_PARSER_VERSION = f"pymupdf-{version('pymupdf')}+layout4"  # layout4: heading text tidied (parsing/headings.py); layout3: metadata title, bold paragraphs marked; layout2: page_end on tables continued over pages
+PDF_PARSER_VERSION = f"pymupdf-{version('pymupdf')}+layout5"  # layout5: superscript digits marked (parsing/superscripts.py); layout4: heading text tidied (parsing/headings.py); layout3: metadata title, bold paragraphs marked; layout2: page_end on tables continued over pages
 
 UNSTRUCTURED_VERSION = version("unstructured")
 # Bump "+mapN" whenever the mapping (office/elements.py, slides.py, tables.py, html_*.py, ...)
@@ -20,7 +20,8 @@ OFFICE_PARSER_VERSION = f"unstructured-{UNSTRUCTURED_VERSION}+map3"  # map3: hea
 # kinds keep their parses (and a file quarantined under the former parser is tried again).
 KIND_SUFFIXES = {
     "markdown": "+md1",  # md1: openers python-markdown reads to the end escaped in hostile text (parsing/markdown_openers.py)
-    "docx": "+docx1",  # docx1: text in tracked insertions, content controls, fields, text boxes and notes read (parsing/office/docx_wrappers.py)
-    "pptx": "+pptx1",  # pptx1: speaker notes read, after each slide's shapes (parsing/office/slides.py)
+    "docx": "+docx2",  # docx2: superscript digits marked (parsing/superscripts.py); docx1: text in tracked insertions, content controls, fields, text boxes and notes read (parsing/office/docx_wrappers.py)
+    "html": "+html1",  # html1: <sup> digits marked (parsing/superscripts.py)
+    "pptx": "+pptx2",  # pptx2: superscript digits marked (parsing/superscripts.py); pptx1: speaker notes read, after each slide's shapes (parsing/office/slides.py)
     "email": "+eml1",  # eml1: every inline text part and every enclosed message read (parsing/office/email_parts.py)
 }

@@ -15,8 +15,9 @@ So the document and its headers and footers are rewritten first, each parsed onc
 shows them with every change accepted: insertions and wrappers are replaced by what they hold,
 deletions (`w:del`, `w:moveFrom`) are dropped, a text box's paragraphs follow the paragraph
 that anchors it (its VML fallback copy, kept for old readers, is skipped), and a note's
-paragraphs (unwrapped the same way) follow the paragraph that refers to it. A file holding none
-of these is passed on byte for byte.
+paragraphs (unwrapped the same way) follow the paragraph that refers to it. Superscript digits
+are marked on the way (superscript_runs.py). A file holding none of these is passed on byte for
+byte.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import copy
 import re
 import zipfile
 from io import BytesIO
+
+from rag_pipeline.parsing.office.superscript_runs import WORD_SUPERSCRIPT, word_marked
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
@@ -71,13 +74,14 @@ def _rewritten(xml: bytes, notes: dict[tuple[str, str], list]) -> bytes | None:
     from lxml import etree
 
     wrapped = _WRAPPERS.search(xml) is not None
-    if not wrapped and not notes:
+    raised = WORD_SUPERSCRIPT.search(xml) is not None
+    if not (wrapped or notes or raised):
         return None
     root = _parsed(xml)
     moved = _notes_after_their_references(root, notes)
     if wrapped:
         _unwrap(root)
-    if not (wrapped or moved):
+    if not (wrapped | moved | (raised and word_marked(root))):
         return None
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
 
@@ -104,6 +108,8 @@ def _notes(archive: zipfile.ZipFile, names: set[str]) -> dict[tuple[str, str], l
         root = _parsed(xml)
         if _WRAPPERS.search(xml):
             _unwrap(root)
+        if WORD_SUPERSCRIPT.search(xml):
+            word_marked(root)
         for note in root.iter(f"{{{W}}}{kind}"):
             notes[(kind, note.get(f"{{{W}}}id", ""))] = [child for child in note if child.tag in _BLOCKS]
     return notes

@@ -42,9 +42,11 @@ def _parse_pptx(data: bytes, limits: ParseLimits) -> ParsedDocument:
     hints at; unstructured leaves them out unless asked)."""
     from unstructured.partition.pptx import partition_pptx
 
+    from rag_pipeline.parsing.office.superscript_runs import pptx_marked
+
     hints = pptx_slide_hints(data)
     raw = partition_pptx(
-        file=BytesIO(data), include_page_breaks=False, infer_table_structure=True, include_slide_notes=True,
+        file=BytesIO(pptx_marked(data)), include_page_breaks=False, infer_table_structure=True, include_slide_notes=True,
         languages=[""],
     )
     by_slide: dict[int, list[Any]] = {}

@@ -12,6 +12,7 @@ import re
 from collections import Counter
 
 from rag_pipeline.parsing.pdf.model import Box, Line, union
+from rag_pipeline.parsing.superscripts import marked
 
 
 def text_rows(text_dict: dict, table_boxes: list[Box]) -> list[list[Line]]:
@@ -98,7 +99,7 @@ def _line_piece(line: dict) -> Line | None:
     """One PyMuPDF line as a row piece, with the font facts of most of its characters (a single
     bold or monospaced word does not make the line bold or code); None when it holds no text."""
     spans = [s for s in line["spans"] if s["text"]]
-    text = re.sub(r"\s+", " ", "".join(s["text"] for s in spans)).strip()
+    text = re.sub(r"\s+", " ", _joined(spans)).strip()
     if not text:
         return None
     sizes: Counter = Counter()
@@ -120,6 +121,17 @@ def _line_piece(line: dict) -> Line | None:
         horizontal=abs(dy) < 0.1 and dx > 0,
         mono=total > 0 and mono_chars / total >= 0.8,
     )
+
+
+def _joined(spans: list[dict]) -> str:
+    """The spans' text, a superscript (PyMuPDF's span flag 1) marked where it would run into the
+    figure or word before it (parsing/superscripts.py)."""
+    text, raised = "", False
+    for span in spans:
+        superscript = bool(span["flags"] & 1)
+        text += marked(text, span["text"]) if superscript and not raised else span["text"]
+        raised = superscript
+    return text
 
 
 def _inside_any(box: Box, areas: list[Box]) -> bool:
