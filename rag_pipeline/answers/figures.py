@@ -56,11 +56,20 @@ _SPACE_GROUPS = re.compile(r"(?<![\d.,])\d{1,3}(?:[\u00a0\u202f\u2009\u2007']\d{
                            r"|(?<![\d.,])\d{1,3}(?: \d{3}){2,}(?![\d])")
 
 
+# A superscript the parsers marked (parsing/superscripts.py): "10^6" is a power of ten; any other
+# ("2014^1", "Center^3") is a footnote mark, which no claim or quote repeats
+_TEN_TO_THE = re.compile(r"(?<![\d.,])10\^(\d{1,2})(?!\d)")
+_FOOTNOTE_MARK = re.compile(r"(?<=[^\W_])\^\d{1,3}(?!\d)")
+
+
 def normalise(text: str) -> str:
     """NFKC, case-folded, one space for any whitespace run, typographic dashes and quotes made
     plain, invisible characters dropped as the clean step drops them from documents (soft hyphens,
-    zero-width characters, bidi marks: `as_indexed`): the form quotes and fields compare in."""
+    zero-width characters, bidi marks: `as_indexed`), superscript marks read (a footnote mark
+    dropped, "10^6" as 1000000): the form quotes and fields compare in."""
     text = unicodedata.normalize("NFKC", as_indexed(text))
+    if "^" in text:
+        text = _FOOTNOTE_MARK.sub("", _TEN_TO_THE.sub(lambda m: "1" + "0" * int(m.group(1)), text))
     text = _DASHES.sub("-", text)
     text = re.sub(r"[\u2018\u2019\u201a\u201b\u2032]", "'", text)
     text = re.sub(r"[\u201c\u201d\u201e\u201f\u2033]", '"', text)

@@ -158,3 +158,35 @@ def test_a_negation_by_prefix_is_looked_up_word_by_word() -> None:
     prefixed = " ".join(f"unw{i}" for i in range(1000))
     assert not mismatch(prefixed, [" ".join(f"not w{i}" for i in range(1000))])
     assert mismatch(prefixed, [" ".join(f"not w{i}" for i in range(1000)) + " not v"])
+
+
+# A passage as the parsers now write superscripts (parsing/superscripts.py): NIST's CSF 1.1 and the
+# IBM Redbook of the shared corpus, whose footnote marks had read "Act of 20141" and "Center1"
+NIST = ("The Cybersecurity Enhancement Act of 2014^1 (CEA) updated the role of the National Institute of "
+        "Standards and Technology, and ISO 31000:2009^6 was referenced.")
+IBM = ("The Identity Theft Resource Center^1 reports that almost 5,000 data breaches have been made public since "
+       "2005, exposing over 600 million records of data.")
+
+
+@pytest.mark.parametrize(("claim", "passage"), [
+    ("The Cybersecurity Enhancement Act of 2014 updated the role of NIST.", NIST),
+    ("The Identity Theft Resource Center reports almost 5,000 data breaches since 2005, exposing over 600 million records.", IBM),
+    ("The limit is one million units.", "The limit is 10^6 units."),
+])
+def test_a_footnote_mark_is_no_figure_and_a_power_of_ten_is_its_value(claim: str, passage: str) -> None:
+    assert missing(claim, extract(claim), facts(passage)) == []
+    assert misplaced(claim, passage) == []
+
+
+def test_a_changed_figure_beside_a_footnote_mark_is_still_caught() -> None:
+    claim = "The Cybersecurity Enhancement Act of 2015 updated the role of NIST."
+    assert [f.describe() for f in missing(claim, extract(claim), facts(NIST))]
+    claim = "The limit is ten thousand units."
+    assert missing(claim, extract(claim), facts("The limit is 10^6 units."))
+
+
+def test_a_quote_matches_text_whose_footnote_marks_it_leaves_out() -> None:
+    from rag_pipeline.answers.figures import normalise
+
+    assert normalise("Cybersecurity Enhancement Act of 2014 (CEA) updated") in normalise(NIST)
+    assert normalise("Act of 2014^1") == normalise("Act of 2014")
