@@ -144,7 +144,12 @@ def _composed(text: str) -> str:
         return text
     if _LATIN_LIGATURE.search(text):
         text = _LATIN_LIGATURE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
-    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+    if unicodedata.is_normalized("NFC", text):
+        return text
+    # line by line, only the lines that need it (a newline composes with nothing, so this is the
+    # text's NFC): one stray decomposed accent no longer costs a pass over megabytes
+    return "\n".join(line if unicodedata.is_normalized("NFC", line) else unicodedata.normalize("NFC", line)
+                     for line in text.split("\n"))
 
 
 def as_indexed(text: str) -> str:
@@ -161,18 +166,28 @@ _MAX_CONTEXT_PASSES = 4
 
 
 def _remove_context_dependent(text: str) -> str:
-    """Tag characters, stray joiners and variation-selector runs, in that order."""
-    if _ANY_TAG.search(text):
+    """Tag characters, stray joiners, variation selectors, Mongolian selectors and Hangul fillers,
+    in that order; each pass only where one scan found its characters."""
+    found = set(_ANY_CONTEXT_DEPENDENT.findall(text))
+    if not found:
+        return text
+    if any(_ANY_TAG.match(c) for c in found):
         text = _TAGS.sub(r"\1", text)
-    if "\u200c" in text or "\u200d" in text:
+    if found & _JOINERS:
         text = _STRAY_JOINER.sub("", text)
-    if _ANY_VARIATION_SELECTOR.search(text):
+    if any(_ANY_VARIATION_SELECTOR.match(c) for c in found):
         text = _VARIATION_AFTER_LETTER.sub("", _VARIATION_SELECTOR_RUN.sub("", text))
-    if _ANY_MONGOLIAN_SELECTOR.search(text):
+    if any(_ANY_MONGOLIAN_SELECTOR.match(c) for c in found):
         text = _STRAY_MONGOLIAN_SELECTOR.sub("", text)
-    if "\u115f" in text or "\u1160" in text:
+    if found & _JAMO_FILLERS:
         text = _JAMO_RUN.sub(_without_lone_fillers, text)
     return text
+
+
+_ANY_CONTEXT_DEPENDENT = re.compile(
+    "[\U000e0000-\U000e007f\u200c\u200d\ufe00-\ufe0f\U000e0100-\U000e01ef\u180b-\u180d\u180f\u115f\u1160]"
+)
+_JOINERS = frozenset("\u200c\u200d")
 
 
 def _without_lone_fillers(run: re.Match[str]) -> str:
