@@ -23,5 +23,5 @@ KIND_SUFFIXES = {
     "docx": "+docx2",  # docx2: superscript digits marked (parsing/superscripts.py); docx1: text in tracked insertions, content controls, fields, text boxes and notes read (parsing/office/docx_wrappers.py)
     "html": "+html1",  # html1: <sup> digits marked (parsing/superscripts.py)
     "pptx": "+pptx2",  # pptx2: superscript digits marked (parsing/superscripts.py); pptx1: speaker notes read, after each slide's shapes (parsing/office/slides.py)
-    "email": "+eml1",  # eml1: every inline text part and every enclosed message read (parsing/office/email_parts.py)
+    "email": "+eml2",  # eml2: <sup> digits of HTML parts marked (parsing/superscripts.py); eml1: every inline text part and every enclosed message read (parsing/office/email_parts.py)
 }

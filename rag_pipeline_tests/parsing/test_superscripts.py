@@ -141,6 +141,18 @@ def test_html_sup_keeps_figures_apart_and_references_as_they_are(corpus_dir: Pat
     assert "donated US$1,000[23] in 2008" in _text(wikipedia.read_bytes(), wikipedia.name)
 
 
+def test_an_html_mail_marks_its_sup_as_a_page_does() -> None:
+    from email.message import EmailMessage
+
+    message = EmailMessage()
+    message["Subject"] = "Quarterly figures"
+    message.set_content("Revenue reached USD 1,234 (note 1) in 2021.")
+    message.add_alternative("<html><body><p>Revenue reached USD 1,234<sup>1</sup> in 2021, the 1<sup>st</sup> "
+                            "quarter.</p></body></html>", subtype="html")
+    text = _text(message.as_bytes(), "m.eml")
+    assert "Revenue reached USD 1,234^1 in 2021, the 1st quarter." in text
+
+
 def test_hostile_superscript_floods_parse_in_linear_time() -> None:
     """100,000 superscripts in one paragraph of each format, and <sup> nested 200 deep: read in
     full. The CPU limit is far above what they need (about ten seconds in all here)."""

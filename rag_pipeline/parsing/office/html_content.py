@@ -69,6 +69,19 @@ def extract_main_content(text: str) -> tuple[str, set[str]]:
     return _wrap_as_document([*_page_title(chosen, body), chosen]), captions
 
 
+_SUP = re.compile(r"<sup[\s>/]", re.I)
+
+
+def superscripts_marked(text: str) -> str:
+    """An HTML text that does not go through `extract_main_content` (an e-mail's HTML part) with
+    its `<sup>` digits marked the same way; the text itself when it holds no `<sup>`."""
+    root = parse_html_tree(text) if _SUP.search(text) else None
+    if root is None:
+        return text
+    _mark_superscripts(root)
+    return etree.tostring(root, encoding="unicode", method="html")
+
+
 def _mark_superscripts(body: Any) -> None:
     """A `<sup>` that starts with a digit right after a letter or digit marked, as every parser
     marks superscripts (parsing/superscripts.py): "10<sup>6</sup>" reads "10^6", not "106".
