@@ -18,6 +18,8 @@ from rag_pipeline.parsing.pdf.paragraphs import merge_broken_paragraphs, split_b
 from rag_pipeline.parsing.pdf.reading_order import reading_order
 from rag_pipeline.parsing.pdf.tables import find_tables
 from rag_pipeline.parsing.pdf.text import TEXT_FLAGS
+from rag_pipeline.parsing.pdf.unreadable import unreadable_fonts, without_fonts
+from rag_pipeline.parsing.pdf.unreadable import warning as unreadable_warning
 from rag_pipeline.parsing.types import ParsedDocument, ParseError
 from rag_pipeline.parsing.versions import PDF_PARSER_VERSION as PARSER_VERSION  # bump it there
 
@@ -151,6 +153,9 @@ def _read_page(doc: pymupdf.Document, index: int, ocr: OcrEngine, warnings: list
             if textpage is not None:
                 text_dict = page.get_text("dict", flags=TEXT_FLAGS, textpage=textpage)
                 used_ocr = True
+        if not used_ocr and (unreadable := unreadable_fonts(text_dict)):
+            without_fonts(text_dict, set(unreadable))
+            warnings.append(unreadable_warning(number, unreadable))
         tables = [] if used_ocr else find_tables(page, warnings, number)
         lines_by_block = text_rows(text_dict, [t.bbox for t in tables])
         units = [u for block in lines_by_block for u in split_block(block)]
