@@ -314,6 +314,15 @@ def test_nist_core_table_continues_over_pages_with_header_once(corpus_dir):
     assert core[0].page == 31
 
 
+def test_symbol_font_bullets_read_as_bullets_in_table_cells_and_lists(corpus_dir):
+    doc = parsed(corpus_dir, "docs/pdf/nist_csf_v1.0_2014-02-12.pdf")
+    text = "\n".join(e.text for e in doc.elements)
+    assert "\uf0b7" not in text  # the Symbol font's private-use bullet, shown as a box
+    assert "inventoried | \u2022 CCS CSC 1 \u2022 COBIT 5 BAI09.01, BAI09.02" in text
+    # a bullet that starts a line still makes a list item, without the bullet
+    assert any(e.kind == "list_item" and not e.text.startswith("\u2022") for e in doc.elements)
+
+
 # ------------------------------------------------------------------------------------------------
 # Bad input
 # ------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import re
 from collections import Counter
 
 from rag_pipeline.parsing.pdf.model import Box, Line, union
+from rag_pipeline.parsing.pdf.text import SYMBOL_FONT_BULLETS
 from rag_pipeline.parsing.superscripts import marked
 
 
@@ -125,13 +126,13 @@ def _line_piece(line: dict) -> Line | None:
 
 def _joined(spans: list[dict]) -> str:
     """The spans' text, a superscript (PyMuPDF's span flag 1) marked where it would run into the
-    figure or word before it (parsing/superscripts.py)."""
+    figure or word before it (parsing/superscripts.py), Symbol-font bullets as the bullets they are."""
     text, raised = "", False
     for span in spans:
         superscript = bool(span["flags"] & 1)
         text += marked(text, span["text"]) if superscript and not raised else span["text"]
         raised = superscript
-    return text
+    return text.translate(SYMBOL_FONT_BULLETS)
 
 
 def _inside_any(box: Box, areas: list[Box]) -> bool:

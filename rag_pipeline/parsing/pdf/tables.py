@@ -11,7 +11,7 @@ import re
 import pymupdf
 
 from rag_pipeline.parsing.pdf.model import Box, Unit
-from rag_pipeline.parsing.pdf.text import TEXT_FLAGS, join_lines
+from rag_pipeline.parsing.pdf.text import SYMBOL_FONT_BULLETS, TEXT_FLAGS, join_lines
 
 
 def find_tables(page: pymupdf.Page, warnings: list[str], number: int) -> list[Unit]:
@@ -164,7 +164,7 @@ def _cell_text(words: list[tuple]) -> str:
         lines.setdefault((w[5], w[6]), []).append(w)
     ordered = sorted(lines.values(), key=lambda ws: (min(w[1] for w in ws), min(w[0] for w in ws)))
     texts = [" ".join(w[4] for w in sorted(ws, key=lambda w: w[7])) for ws in ordered]
-    return join_lines(texts)
+    return join_lines(texts).translate(SYMBOL_FONT_BULLETS)
 
 
 def markdown_table(rows: list[list[str]]) -> str:

@@ -17,6 +17,10 @@ TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
 # A bullet glyph (including the private-use codes of Symbol/Wingdings bullets), or a dash or
 # asterisk followed by a space.
 BULLET_RE = re.compile(r"^[\u2022\u2023\u25e6\u2043\u2219\u25aa\u25ab\u25cf\u25cb\u25a0\u25a1\u27a2\u25b8\u25ba\u2713\u2714\uf0b7\uf0a7\uf0d8\uf076\uf0fc]\s*|^[-\u2013\u2014*]\s+")
+# Bullets of the Symbol and Wingdings fonts, which PDFs often map to their private-use codes: as
+# the glyphs a reader sees (a cell of NIST CSF 1.0's reference tables read "\uf0b7 COBIT 5")
+SYMBOL_FONT_BULLETS = str.maketrans({"\uf0b7": "\u2022", "\uf0a7": "\u25aa", "\uf0d8": "\u27a2", "\uf076": "\u2756",
+                                     "\uf0fc": "\u2713"})
 # A leading section number: "2", "2.3.59", "A.1", "2.3.59-1".
 SECTION_NO_RE = re.compile(r"^\s*((?:\d+|[A-Z])(?:[.\-]\d+)*)\.?(?=\s|$)")
 
