@@ -27,6 +27,7 @@ import re
 import zipfile
 from io import BytesIO
 
+from rag_pipeline.parsing.office.archive_parts import with_parts
 from rag_pipeline.parsing.office.superscript_runs import WORD_SUPERSCRIPT, word_marked
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
@@ -53,13 +54,7 @@ def unwrapped_docx(data: bytes) -> bytes:
                 rewritten = _rewritten(xml, notes)
                 if rewritten is not None:
                     changed[name] = rewritten
-        if not changed:
-            return data
-        out = BytesIO()
-        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as rewritten_archive:
-            for info in archive.infolist():
-                rewritten_archive.writestr(info, changed.get(info.filename) or archive.read(info.filename))
-    return out.getvalue()
+        return with_parts(archive, changed) if changed else data
 
 
 def _parsed(xml: bytes):  # noqa: ANN202 -- an lxml element

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from io import BytesIO
 from typing import Any
 
+from rag_pipeline.parsing.office.archive_parts import with_parts
 from rag_pipeline.parsing.superscripts import marked
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
@@ -43,13 +44,7 @@ def pptx_marked(data: bytes) -> bytes:
             root = etree.fromstring(xml, parser)
             if _marked(root, f"{{{A}}}p", f"{{{A}}}r", f"{{{A}}}t", _drawing_superscript):
                 changed[name] = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
-        if not changed:
-            return data
-        out = BytesIO()
-        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as rewritten:
-            for info in archive.infolist():
-                rewritten.writestr(info, changed.get(info.filename) or archive.read(info.filename))
-    return out.getvalue()
+        return with_parts(archive, changed) if changed else data
 
 
 def _marked(root: Any, paragraph_tag: str, run_tag: str, text_tag: str, raised: Callable[[Any], bool]) -> bool:
