@@ -131,6 +131,30 @@ def test_pptx_superscripts_on_slides_and_in_notes_keep_figures_apart() -> None:
     assert "Source: Act of 2014^3" in text
 
 
+def test_pptx_without_superscripts_passes_byte_for_byte_and_a_broken_slide_is_refused_by_name() -> None:
+    import zipfile
+
+    from pptx import Presentation
+
+    from rag_pipeline.parsing.office.superscript_runs import pptx_marked
+    from rag_pipeline.parsing.types import ParseError
+
+    deck = Presentation()
+    deck.slides.add_slide(deck.slide_layouts[5]).shapes.title.text = "Results 2026"
+    plain = io.BytesIO()
+    deck.save(plain)
+    assert pptx_marked(plain.getvalue()) == plain.getvalue()
+    broken = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(plain.getvalue())) as source, zipfile.ZipFile(broken, "w") as target:
+        for info in source.infolist():
+            data = source.read(info.filename)
+            if info.filename == "ppt/slides/slide1.xml":  # a raised run, then the part cut off mid-tag
+                data = data.replace(b"<a:t>", b'<a:rPr baseline="30000"/><a:t>', 1)[: len(data) // 2]
+            target.writestr(info, data)
+    with pytest.raises(ParseError, match="could not read this"):
+        parse_document(broken.getvalue(), "broken.pptx")
+
+
 def test_html_sup_keeps_figures_apart_and_references_as_they_are(corpus_dir: Path) -> None:
     page = ("<html><body><main><h1>Results</h1><p>Revenue of USD 1,234<sup>1</sup> in 2021; 10<sup>6</sup> units; "
             "the 1<sup>st</sup> quarter; <b>x</b><sup>2</sup>; Act of 2014<sup><a href='#n1'>1</a></sup>; "
