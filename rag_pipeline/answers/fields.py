@@ -71,6 +71,29 @@ _CURRENCIES = {"eur": "EUR", "€": "EUR", "euro": "EUR", "euros": "EUR", "usd":
 _CUR = CUR
 _MULT = r"(?:\s?(?P<mult>million|billion|thousand|bn|m|k)\b)?"
 
+# Duration units as the corpus' languages write them after a number, each to its English unit:
+# a German, French or Czech passage states "3 Monate", "3 mois", "3 měsíce" where an English answer
+# restates "3 months". Left out where the form is also a common word after a number in English
+# text ("an", "den"); the Czech "let" (genitive plural of "rok", "až 5 let") is kept: after a
+# number it is the years of a penalty far more often than the English verb.
+_UNIT_WORDS = {
+    "second": "second seconds sekunde sekunden seconde secondes sekunda sekundy sekund",
+    "minute": "minute minutes minuten minuta minuty minut",
+    "hour": "hour hours stunde stunden heure heures hodina hodiny hodin",
+    "day": "day days tag tage tagen jour jours dny dnů dní dnech dnu",
+    "week": "week weeks woche wochen semaine semaines týden týdny týdnů týdne týdnech",
+    "month": "month months monat monate monaten mois měsíc měsíce měsíců měsících měsíci",
+    "year": "year years jahr jahre jahren ans année années rok roky roků let letech",
+    "working day": "werktag werktage werktagen arbeitstag arbeitstage arbeitstagen",
+}
+_UNITS = {form: unit for unit, forms in _UNIT_WORDS.items() for form in forms.split()}
+_UNIT = "|".join(sorted(_UNITS, key=len, reverse=True))
+# "working" before the unit, in English and Czech ("10 pracovních dnů"); the French put it after
+# ("10 jours ouvrables", group q2)
+_QUALIFIERS = {"working": "working", "business": "working", "calendar": "calendar", "pracovní": "working",
+               "pracovních": "working", "kalendářní": "calendar", "kalendářních": "calendar"}
+_QUALIFIER = "|".join(sorted(_QUALIFIERS, key=len, reverse=True))
+
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("date", re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b")),
     ("date", re.compile(r"\b(?P<d>\d{1,2})" + _DAY_SUFFIX + r"\s+(?:of\s+)?" + _MONTH.format(n="mon") + r",?\s+(?P<y>\d{4})\b")),
@@ -80,8 +103,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("amount", re.compile(rf"(?P<cur>{_CUR})\s?(?P<num>{_NUM}){_MULT}")),
     ("amount", re.compile(rf"(?<![\w.,])(?P<num>{_NUM}){_MULT}\s?(?P<cur>{_CUR})")),
     ("percentage", re.compile(rf"(?<![\w.,])(?P<num>{_NUM})\s?(?:%|percent\b|per\s+cent\b)")),
-    ("duration", re.compile(rf"(?<![\w.,])(?P<num>{_NUM})(?:\s+|-)(?P<q>working|business|calendar)?\s?"
-                            r"(?P<unit>second|minute|hour|day|week|month|year)s?\b")),
+    ("duration", re.compile(rf"(?<![\w.,])(?P<num>{_NUM})(?:\s+|-)(?:(?P<q>{_QUALIFIER})\s?)?(?P<unit>{_UNIT})"
+                            r"(?:\s(?P<q2>ouvrables?|ouvrés?|calendaires?))?(?!\w)")),
     # starts only where a token starts (not after "-" or "/" inside one), so the look-aheads scan
     # each token once: "1-1-1-..." of 4,000 characters took 0.2 s when every "1" was a start
     ("identifier", re.compile(r"(?<![\w.\-/])(?=[\w.\-/]*\d)(?=[\w.\-/]*[a-z])[a-z0-9]+(?:[.\-/][a-z0-9]+)*(?![\w])"
@@ -135,7 +158,12 @@ def _key(kind: str, match: re.Match[str]) -> str | None:
     if kind == "amount":
         return f"{_CURRENCIES.get(groups['cur'], groups['cur'].upper())} {number}"
     if kind == "duration":
-        return f"{number} {(groups['q'] or '').replace('business', 'working')} {groups['unit']}".replace("  ", " ")
+        unit = _UNITS[groups["unit"]]
+        after = groups.get("q2") or ""
+        qualifier = _QUALIFIERS.get(groups["q"] or "", "") or ("calendar" if after.startswith("calendaire") else "working" if after else "")
+        if unit == "working day":  # the German compound "Werktage"
+            qualifier, unit = "working", "day"
+        return " ".join(part for part in (number, qualifier, unit) if part)
     return number
 
 

@@ -64,6 +64,43 @@ def test_a_different_figure_is_not_stated(claim: str, passage: str, absent: str)
     assert [f.key for f in missing(claim, extract(claim), facts(passage))] == [absent]
 
 
+@pytest.mark.parametrize(("claim", "passage"), [
+    # evalsets/answers/corpus_answers.yaml, xl-cz-law-extract-age-ok: the Czech law's "3 měsíce"
+    ("The extract must not be older than 3 months.", "výpis nesmí být starší než 3 měsíce."),
+    ("The licence runs for 2 years.", "Die Lizenz läuft 2 Jahre."),
+    ("The licence runs for 2 years.", "La licence est valable 2 ans."),
+    ("The penalty is up to 5 years.", "potrestá odnětím svobody až na 5 let"),
+    ("Appeals are lodged within 15 days.", "Odvolání se podává do 15 dnů od doručení."),
+    ("Appeals are lodged within 15 days.", "Le recours est formé dans un délai de 15 jours."),
+    ("Requests go in 10 working days ahead.", "spätestens 10 Werktage vor der Reise"),
+    ("Requests go in 10 working days ahead.", "au moins 10 jours ouvrables avant le départ"),
+    ("Requests go in 10 working days ahead.", "nejméně 10 pracovních dnů před cestou"),
+    ("The meeting lasts 2 hours.", "Die Sitzung dauert 2 Stunden."),
+    ("A semester has 14 weeks.", "Un semestre compte 14 semaines."),
+])
+def test_a_duration_in_the_passages_language_is_stated(claim: str, passage: str) -> None:
+    assert [f.kind for f in extract(claim)] == ["duration"]
+    assert missing(claim, extract(claim), facts(passage)) == []
+
+
+@pytest.mark.parametrize(("claim", "passage", "absent"), [
+    ("The extract must not be older than 3 months.", "výpis nesmí být starší než 3 týdny.", "3 month"),
+    ("The licence runs for 2 years.", "Die Lizenz läuft 2 Monate.", "2 year"),
+    ("The licence runs for 2 years.", "La licence est valable 3 ans.", "2 year"),
+    ("Requests go in 10 working days ahead.", "spätestens 10 Tage vor der Reise", "10 working day"),
+    ("Requests go in 10 working days ahead.", "au moins 10 jours calendaires avant le départ", "10 working day"),
+    ("Requests go in 10 days ahead.", "nejméně 10 hodin před cestou", "10 day"),
+])
+def test_a_duration_of_another_length_or_unit_in_another_language_is_not_stated(claim: str, passage: str, absent: str) -> None:
+    assert [f.key for f in missing(claim, extract(claim), facts(passage))] == [absent]
+
+
+def test_a_foreign_unit_that_is_an_english_word_after_a_number_is_no_duration() -> None:
+    # "an" (French: year) and "den" (Czech: day) are left out: after a number in English text they
+    # are the article and a word, and a duration read there would have to be in the passage
+    assert [f.kind for f in extract("Step 2 an overview of chapter 3 den of thieves.")] == ["number", "number"]
+
+
 def test_words_that_are_not_figures_are_left_alone() -> None:
     assert extract("No one needs a one-off approval.") == []
     assert normalise("approved\u00a0in  ad\u00advance \u2013 “now”") == 'approved in advance - "now"'
