@@ -21,6 +21,9 @@ superlative ("nejvyšší") and negated adjectives and nouns that negate nothing
 Czech law and news article of the shared corpus (which it was written on: a measure of fit, not
 of generality) it reads 67 of the 161 distinct "ne" words as negated verbs, none wrongly, and
 misses three ("neplní", "nečiní", "neodstraní").
+French writes its second word alone where it drops the "ne" (headings, option lists, answers:
+"pas une expression rationnelle", "jamais utilisé"): "pas", "jamais", "aucun" and "rien" with
+no "ne" a few words before are cues, "pas" not after an article ("un pas": a step).
 Korean negates with separate words that take endings ("지급하지 않는", "규정이 없는 한", "못하다",
 "아니다"): a Hangul word beginning with 않, 없, 못 or 아니/아닌 is a cue. Words that only go with
 another cue ("ne ... pas", "neither ... nor", "weder ... noch") are not counted twice: one of each
@@ -64,6 +67,12 @@ _CZECH_NOT_PREFIXED = ("nej", "nebo", "než", "nech", "nemoc", "neděl", "nebez"
 _CZECH_VERB_END = re.compile(r"(?:uje|ují|ají|ejí|[^nňe]í|[^nvý]á|oná|ává|ývá|ívá|[dzsvbj]e|[^č]ne"
                              r"|l|la|lo|li|ly|me|te)$")
 _CZECH_NEGATED_IRREGULAR = frozenset("nejde nejdou nejedná nejednají nejsem nejsme nejste nejsi".split())
+# French written without its "ne", as headings, options and lists do ("une chaîne figée, pas une
+# expression rationnelle", "jamais utilisé", "aucun résultat"): the second word of the pair is then
+# the cue. Not in Czech text, where "pas" is a passport.
+_FRENCH_ALONE = frozenset("pas jamais aucun aucune rien".split())
+FRENCH_REACH = 6  # words back to look for the "ne" that carries the cue ("ne donne donc aucun résultat")
+_FRENCH_STEP = frozenset("un le les des ce ces du au aux son ses mon ton leur leurs premier à faux grand petit".split())
 _KOREAN_NEGATION = ("않", "없", "못", "아니", "아닌")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 # Languages (ISO 639-1, as the index records them) whose negation `cues` reads: Slovak by the Czech rule
@@ -75,8 +84,21 @@ def cues(text: str) -> int:
     folded = re.sub(r"\bn'", "ne ", re.sub(r"n't\b", " not", normalise(text)))  # can't, n'est
     folded = _NOT_NEGATING.sub(lambda m: " not " if m.group() == "no longer" else " ", folded)
     czech = bool(_CZECH_LETTERS.search(folded))
+    words = _WORDS.findall(folded)
     return sum(word in _ALL or (czech and _czech_verb(word)) or (word.startswith(_KOREAN_NEGATION) and bool(_HANGUL.match(word)))
-               for word in _WORDS.findall(folded))
+               or (not czech and word in _FRENCH_ALONE and _french_alone(words, i))
+               for i, word in enumerate(words))
+
+
+def _french_alone(words: list[str], i: int) -> bool:
+    """Whether French "pas", "jamais", "aucun" or "rien" negates without a "ne" (module docstring):
+    no "ne" (or "n'", folded to it) among the FRENCH_REACH words before it, and "pas" not the noun
+    (a step: "un pas", "pas à pas", "faux pas")."""
+    if "ne" in words[max(0, i - FRENCH_REACH):i]:
+        return False
+    if words[i] != "pas":
+        return True
+    return not ((i > 0 and words[i - 1] in _FRENCH_STEP) or words[i + 1:i + 3] == ["à", "pas"])
 
 
 def reads(language: str | None) -> bool:

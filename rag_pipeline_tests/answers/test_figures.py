@@ -114,6 +114,25 @@ def test_negation_cues_are_told_from_bounds_and_number_signs(text: str, negates:
     assert negated(text) is negates
 
 
+@pytest.mark.parametrize(("text", "negates"), [
+    # French without its "ne" (grep(1) in French: a faithful "not as a regular expression" was flagged)
+    ("-F Interpréter le MOTIF comme étant une chaîne figée, pas une expression rationnelle.", True),
+    ("Option jamais utilisée.", True), ("Aucun fichier trouvé.", True), ("Rien à signaler.", True),
+    ("Un fichier vide ne contient pas de motif et ne donne donc aucun résultat.", True),
+    # the noun "pas" (a step), and a Czech "pas" (a passport), negate nothing
+    ("Avancer pas à pas dans le code.", False), ("Faire un pas de côté.", False), ("Un faux pas.", False),
+    ("Cestovní pas je platný deset let.", False),
+])
+def test_french_negates_without_its_ne_and_the_noun_pas_does_not(text: str, negates: bool) -> None:
+    assert negated(text) is negates
+
+
+def test_a_faithful_claim_on_french_without_ne_has_no_polarity_flag() -> None:
+    passage = ["-F, --fixed-strings Interpréter le MOTIF comme étant une chaîne figée, pas une expression rationnelle."]
+    assert not mismatch("With -F, grep interprets the pattern as a fixed string, not as a regular expression.", passage)
+    assert mismatch("With -F, grep interprets the pattern as a regular expression.", passage)
+
+
 def test_a_polarity_mismatch_compares_the_claim_with_its_best_sentences() -> None:
     assert mismatch("Tiers represent maturity levels.", ["Tiers do not represent maturity levels."])
     assert mismatch("The nut cannot be reused.", ["The nut can be removed and reused.", "Only a wrench loosens it."])

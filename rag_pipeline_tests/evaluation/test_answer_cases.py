@@ -34,6 +34,7 @@ CASES = ("ntsb-aircraft-ok", "ntsb-aircraft-date-written-differently", "ntsb-air
 # support score weights and threshold calibrated on the set's calibration split over the whole corpus
 CALIBRATED = Threshold(1.643, "evalsets/answers calibration split", coverage_weight=1.8, polarity_weight=1.0)
 HELD_OUT = PROJECT_ROOT / "evalsets" / "answers" / "heldout_answers.yaml"
+MAN_PAGES = PROJECT_ROOT / "evalsets" / "answers" / "heldout_manpages_answers.yaml"
 
 
 def test_the_answer_case_file_is_valid_with_unique_ids_both_splits_and_known_documents() -> None:
@@ -60,6 +61,21 @@ def test_the_held_out_cases_are_valid_report_only_and_cite_documents_the_first_s
     sources = {cite.source for c in held_out for claim in c.claims for cite in claim.cites}
     assert all((CORPUS / "docs" / str(s)).is_file() for s in sources)
     assert not sources & {cite.source for c in first for claim in c.claims for cite in claim.cites}
+
+
+def test_the_man_page_cases_are_report_only_and_cite_the_generalisation_sets_documents() -> None:
+    cases = load_answer_cases(MAN_PAGES)
+    others = {c.id for path in (ANSWERS, HELD_OUT) for c in load_answer_cases(path)}
+    assert len(cases) >= 20 and len({c.id for c in cases}) == len(cases) and not {c.id for c in cases} & others
+    assert all(c.split == "report" and not c.in_calibration_split for c in cases)
+    docs = PROJECT_ROOT / "evalsets" / "generalisation" / "docs"
+    cites = [cite for c in cases for claim in c.claims for cite in claim.cites]
+    assert all((docs / str(cite.source)).is_file() and cite.evidence for cite in cites)
+    for cite in cites:  # each evidence phrase is verbatim text of its man page (whitespace aside)
+        text = " ".join((docs / str(cite.source)).read_text(encoding="utf-8").split()).casefold()
+        assert " ".join(str(cite.evidence).split()).casefold() in text, cite
+    expected = [claim.expect for c in cases for claim in c.claims]
+    assert expected.count("supported") == expected.count("unsupported") == len(expected) // 2
 
 
 def test_evidence_resolves_and_cases_come_out_as_labelled_on_a_real_sync(
