@@ -8,8 +8,10 @@ from __future__ import annotations
 import pymupdf
 
 from rag_pipeline.parsing.config import ParseLimits
+from rag_pipeline.parsing.pdf.drop_caps import attach_drop_caps
 from rag_pipeline.parsing.pdf.elements import to_elements
 from rag_pipeline.parsing.pdf.font_headings import apply_font_headings
+from rag_pipeline.parsing.pdf.letter_spacing import respace
 from rag_pipeline.parsing.pdf.lines import text_rows
 from rag_pipeline.parsing.pdf.model import Page
 from rag_pipeline.parsing.pdf.ocr import OcrEngine, needs_ocr
@@ -147,17 +149,20 @@ def _read_page(doc: pymupdf.Document, index: int, ocr: OcrEngine, warnings: list
             page.remove_rotation()  # text coordinates as displayed (in memory only; bytes untouched)
         rect = page.rect
         used_ocr = False
-        text_dict = page.get_text("dict", flags=TEXT_FLAGS)
+        textpage = page.get_textpage(flags=TEXT_FLAGS)
+        text_dict = page.get_text("dict", flags=TEXT_FLAGS, textpage=textpage)
         if needs_ocr(page, text_dict):
-            textpage = ocr.textpage(page, number, warnings)
-            if textpage is not None:
-                text_dict = page.get_text("dict", flags=TEXT_FLAGS, textpage=textpage)
+            ocr_page = ocr.textpage(page, number, warnings)
+            if ocr_page is not None:
+                text_dict = page.get_text("dict", flags=TEXT_FLAGS, textpage=ocr_page)
                 used_ocr = True
+        if not used_ocr:
+            respace(page, textpage, text_dict, TEXT_FLAGS)  # "E X E C U T I V E" as its words
         if not used_ocr and (unreadable := unreadable_fonts(text_dict)):
             without_fonts(text_dict, set(unreadable))
             warnings.append(unreadable_warning(number, unreadable))
         tables = [] if used_ocr else find_tables(page, warnings, number)
-        lines_by_block = text_rows(text_dict, [t.bbox for t in tables])
+        lines_by_block = attach_drop_caps(text_rows(text_dict, [t.bbox for t in tables]))
         units = [u for block in lines_by_block for u in split_block(block)]
         ordered, gutters = reading_order(units + tables, rect.height)
         return Page(number, rect.height, merge_broken_paragraphs(ordered), used_ocr, gutters)
