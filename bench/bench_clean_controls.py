@@ -32,6 +32,7 @@ SHAPES = {
     "bidi marks in words": "pass\u200fword ",
     "decomposed accents (NFC)": "Mu\u0308ller cafe\u0301 ",
     "ligatures": "o\ufb03ce \ufb01nal ",
+    "full-width letters and hyphens": "\uff30\uff24\uff26\u2011\uff11\uff12 ",
     "tag characters": "x\U000e0041\U000e0042",
 }
 

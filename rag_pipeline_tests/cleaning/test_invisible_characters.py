@@ -90,6 +90,30 @@ def test_latin_ligatures_are_spelt_out_as_the_pdf_parser_spells_them(db_url: str
         assert _terms(conn, as_indexed(pasted)) == _terms(conn, plain)
 
 
+@pytest.mark.parametrize(("written", "typed"), [
+    ("Send it by e\u2011mail.", "Send it by e-mail."),  # Word's non-breaking hyphen
+    ("COVID\u201019 cover", "COVID-19 cover"),  # the typographic hyphen of a typeset PDF
+    ("\uff30\uff24\uff26\u30d5\u30a1\u30a4\u30eb\u306f \uff12\uff10\uff12\uff15 \u5e74", "PDF\u30d5\u30a1\u30a4\u30eb\u306f 2025 \u5e74"),
+    ("\uff29\uff33\uff2f \uff19\uff10\uff10\uff11\uff1a\uff12\uff10\uff11\uff15", "ISO 9001:2015"),
+])
+def test_typographic_hyphens_and_full_width_letters_are_indexed_as_typed(db_url: str, written: str, typed: str) -> None:
+    assert neutralise_controls(written) == (typed, 0)  # the same text to a reader: nothing counted
+    assert as_indexed(written) == typed  # a question pasted so asks what the typed one asks
+    with database.connect(db_url) as conn:
+        assert _terms(conn, written, "simple") != _terms(conn, typed, "simple")
+        assert _terms(conn, neutralise_controls(written)[0], "simple") == _terms(conn, typed, "simple")
+
+
+def test_dashes_and_ideographic_text_that_are_not_ascii_forms_stay() -> None:
+    kept = "1990\u20132000 \u2014 a range; \u2212 5 \u00b0C; \u6771\u4eac\u3002\uff61\uff76"  # en/em dash, minus, CJK, half-width katakana
+    assert neutralise_controls(kept) == (kept, 0)
+
+
+def test_a_huge_full_width_text_comes_out_as_ascii() -> None:
+    text = "\uff21\uff42\uff43\uff11\uff12\uff13\u2011" * 300_000  # 2.1 M characters
+    assert neutralise_controls(text) == ("Abc123-" * 300_000, 0)
+
+
 def test_only_the_mark_goes_from_right_to_left_text() -> None:
     hebrew = "\u05e9\u05dc\u05d5\u05dd \u200f\u05e2\u05d5\u05dc\u05dd 2026"
     assert neutralise_controls(hebrew) == ("\u05e9\u05dc\u05d5\u05dd \u05e2\u05d5\u05dc\u05dd 2026", 1)
@@ -126,7 +150,8 @@ def test_a_quoted_span_with_invisible_characters_matches_the_cited_text() -> Non
 HTML = (
     "<html><head><title>Datenschutz</title></head><body><main><h1>Datenschutz</h1>"
     "<p>Die Daten&shy;schutz&shy;beauftragte pr&uuml;ft jede Auf&shy;bewahrungs&shy;frist.</p>"
-    "<p>The retention&shy;period for visitor logs is ninety days.</p></main></body></html>"
+    "<p>The retention&shy;period for visitor logs is ninety days.</p>"
+    "<p>Requests go by e&#8209;mail to the \uff24\uff30\uff2f mailbox.</p></main></body></html>"
 )
 
 
@@ -156,6 +181,13 @@ def test_a_synced_document_with_soft_hyphens_is_found_by_its_plain_words(synced:
     assert _found(synced, embedder, "Datenschutzbeauftragte")[0] == ["datenschutz.html"]
     assert _found(synced, embedder, "Aufbewahrungsfrist")[0] == ["datenschutz.html"]
     assert _found(synced, embedder, "retention period visitor logs")[0][:1] == ["datenschutz.html"]
+
+
+def test_a_document_with_a_non_breaking_hyphen_and_full_width_letters_is_found_as_typed(synced: str, embedder) -> None:
+    # full text: the page's only term of these is the one its full-width letters spell
+    assert _found(synced, embedder, "DPO")[0] == ["datenschutz.html"]
+    assert _found(synced, embedder, "\uff24\uff30\uff2f")[0] == ["datenschutz.html"]  # pasted as the page writes it
+    assert _found(synced, embedder, "e-mail DPO", mode="hybrid+rerank")[0][:1] == ["datenschutz.html"]
 
 
 def test_a_question_pasted_with_invisible_characters_finds_what_the_plain_one_finds(synced: str, embedder) -> None:

@@ -134,16 +134,27 @@ def neutralise_controls(text: str) -> tuple[str, int]:
 
 
 _LATIN_LIGATURE = re.compile("[\ufb00-\ufb06]")
+# Written forms of ASCII that no one types and that split or change a full-text term: the
+# typographic hyphen and the non-breaking hyphen ("e\u2011mail" is the terms "e" and "mail" where
+# "e-mail" is also "e-mail"; "COVID\u201119" is "19" where "COVID-19" is "-19"), and the full-width
+# forms of ASCII in CJK text ("\uff30\uff24\uff26" is no term "pdf", "\uff11\uff12" no 12).
+_FULL_WIDTH_RUN = re.compile("[\uff01-\uff5e]++")  # NFKC writes each as its ASCII character
 
 
 def _composed(text: str) -> str:
-    """NFC, after the removals (a grapheme joiner removed can let two marks compose), and Latin
-    typographic ligatures spelt out ("\ufb01nal" -> "final"), as the PDF parser already spells them:
-    no one types them, and to a stemmer "o\ufb03ce" is not "office"."""
+    """NFC, after the removals (a grapheme joiner removed can let two marks compose), Latin
+    typographic ligatures spelt out ("\ufb01nal" -> "final"), as the PDF parser already spells them,
+    and typographic hyphens and full-width letters and digits written as ASCII: no one types
+    them, and to a stemmer "o\ufb03ce" is not "office" nor "\uff30\uff24\uff26" "PDF"."""
     if text.isascii():
         return text
     if _LATIN_LIGATURE.search(text):
         text = _LATIN_LIGATURE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
+    for hyphen in ("\u2010", "\u2011"):
+        if hyphen in text:
+            text = text.replace(hyphen, "-")
+    if _FULL_WIDTH_RUN.search(text):  # a run at a time: one C-level call each, not one per character
+        text = _FULL_WIDTH_RUN.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
     if unicodedata.is_normalized("NFC", text):
         return text
     # line by line, only the lines that need it (a newline composes with nothing, so this is the
