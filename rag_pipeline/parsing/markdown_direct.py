@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 from rag_pipeline.parsing.config import ParseLimits
+from rag_pipeline.parsing.superscripts import mark_sup_elements
 from rag_pipeline.parsing.types import Element, ParsedDocument, ParseError
 
 MAX_DEPTH = 120  # HTML nesting the walk follows; deeper trees go to the unstructured path
@@ -115,6 +116,7 @@ def parse_markdown_direct(text: str) -> list[Element] | None:
     if root is None:  # only comments or processing instructions: no text (the former path crashed here)
         return []
     etree.strip_elements(root, _STRIPPED, with_tail=False)
+    mark_sup_elements(root)  # raw <sup> in the Markdown: "10<sup>6</sup>" is 10^6, not 106
     main = root.find(".//main")
     if main is None:
         main = root.find(".//body")

@@ -9,10 +9,12 @@ that starts with a digit and follows a letter or digit directly is written after
 plain text writes exponents ("10^6", "USD 1,234^1"): the figure and the word keep their own
 terms. Ordinals ("1" + superscript "st") and superscripts after a space are left as they were.
 Each parser applies this where its format marks superscripts: PyMuPDF's span flag, Word's
-`w:vertAlign`, HTML's `<sup>`.
+`w:vertAlign`, HTML's `<sup>` (also raw HTML inside Markdown).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 MARK = "^"
 
@@ -22,3 +24,18 @@ def marked(before: str, superscript: str) -> str:
     if superscript[:1].isdigit() and before[-1:].isalnum():
         return MARK + superscript
     return superscript
+
+
+def mark_sup_elements(root: Any) -> None:
+    """Each `<sup>` of an lxml HTML tree that starts with a digit right after a letter or digit
+    marked (`marked`): "10<sup>6</sup>" reads "10^6", not "106". Wikipedia's bracketed
+    references ("[23]") start with a bracket and stay as they are."""
+    for sup in root.iter("sup"):
+        holder = next((n for n in sup.iter() if isinstance(n.tag, str) and n.text), None)
+        if holder is None or holder.text is None:
+            continue
+        previous = sup.getprevious()
+        before = (previous.tail if previous is not None else sup.getparent().text) or ""
+        if not before and previous is not None:
+            before = previous.text_content()
+        holder.text = marked(before, holder.text)

@@ -19,7 +19,7 @@ OFFICE_PARSER_VERSION = f"unstructured-{UNSTRUCTURED_VERSION}+map3"  # map3: hea
 # A change that reaches one kind only bumps that kind's own suffix, so documents of the other
 # kinds keep their parses (and a file quarantined under the former parser is tried again).
 KIND_SUFFIXES = {
-    "markdown": "+md1",  # md1: openers python-markdown reads to the end escaped in hostile text (parsing/markdown_openers.py)
+    "markdown": "+md2",  # md2: raw <sup> digits marked (parsing/superscripts.py); md1: openers python-markdown reads to the end escaped in hostile text (parsing/markdown_openers.py)
     "docx": "+docx2",  # docx2: superscript digits marked (parsing/superscripts.py); docx1: text in tracked insertions, content controls, fields, text boxes and notes read (parsing/office/docx_wrappers.py)
     "html": "+html1",  # html1: <sup> digits marked (parsing/superscripts.py)
     "pptx": "+pptx2",  # pptx2: superscript digits marked (parsing/superscripts.py); pptx1: speaker notes read, after each slide's shapes (parsing/office/slides.py)

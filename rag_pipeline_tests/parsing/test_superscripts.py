@@ -165,6 +165,21 @@ def test_html_sup_keeps_figures_apart_and_references_as_they_are(corpus_dir: Pat
     assert "donated US$1,000[23] in 2008" in _text(wikipedia.read_bytes(), wikipedia.name)
 
 
+def test_raw_sup_in_markdown_keeps_figures_apart_and_code_as_written() -> None:
+    markdown = ("# Results\n\nRevenue of USD 1,234<sup>1</sup> in 2021; 10<sup>6</sup> units; the 1<sup>st</sup> "
+                "quarter; H<sub>2</sub>O.\n\n`x<sup>2</sup>` stays as written in code.\n")
+    lines = _text(markdown.encode(), "results.md").splitlines()
+    assert lines[1] == "Revenue of USD 1,234^1 in 2021; 10^6 units; the 1st quarter; H2O."
+    assert lines[2] == "x<sup>2</sup> stays as written in code."
+
+
+def test_a_markdown_file_of_a_hundred_thousand_sups_is_read_whole() -> None:
+    # hostile size: every one of them marked, nothing dropped
+    flood = "".join(f"a{i}<sup>{i % 10}</sup> " for i in range(100_000))
+    text = _text(f"# T\n\n{flood}\n".encode(), "flood.md")
+    assert text.count("^") == 100_000 and "a99999^9" in text
+
+
 def test_an_html_mail_marks_its_sup_as_a_page_does() -> None:
     from email.message import EmailMessage
 

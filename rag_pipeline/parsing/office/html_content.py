@@ -23,7 +23,7 @@ from rag_pipeline.parsing.office.html_tree import (
 )
 from rag_pipeline.parsing.office.tables import clamped_span
 from rag_pipeline.parsing.office.text import normalize_whitespace
-from rag_pipeline.parsing.superscripts import marked
+from rag_pipeline.parsing.superscripts import mark_sup_elements
 
 _POSITIVE_RE = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story", re.I)
 _NEGATIVE_RE = re.compile(
@@ -58,7 +58,7 @@ def extract_main_content(text: str) -> tuple[str, set[str]]:
     body = root.find(".//body")
     body = body if body is not None else root
     strip_chrome(body)
-    _mark_superscripts(body)
+    mark_sup_elements(body)
     _expand_colspans(body)
     captions = _unwrap_figures(body)
     chosen = _declared_main(body)
@@ -78,23 +78,8 @@ def superscripts_marked(text: str) -> str:
     root = parse_html_tree(text) if _SUP.search(text) else None
     if root is None:
         return text
-    _mark_superscripts(root)
+    mark_sup_elements(root)
     return etree.tostring(root, encoding="unicode", method="html")
-
-
-def _mark_superscripts(body: Any) -> None:
-    """A `<sup>` that starts with a digit right after a letter or digit marked, as every parser
-    marks superscripts (parsing/superscripts.py): "10<sup>6</sup>" reads "10^6", not "106".
-    Wikipedia's bracketed references ("[23]") start with a bracket and stay as they are."""
-    for sup in body.iter("sup"):
-        holder = next((n for n in sup.iter() if isinstance(n.tag, str) and n.text), None)
-        if holder is None or holder.text is None:
-            continue
-        previous = sup.getprevious()
-        before = (previous.tail if previous is not None else sup.getparent().text) or ""
-        if not before and previous is not None:
-            before = previous.text_content()
-        holder.text = marked(before, holder.text)
 
 
 def _unwrap_figures(body: Any) -> set[str]:
