@@ -162,3 +162,47 @@ def _with_document_xml(data: bytes, old: str, new: str) -> bytes:
                 content = content.replace(old.encode(), new.encode())
             rewritten.writestr(info, content)
     return out.getvalue()
+
+
+def _with_drop_cap(letter: str, rest: str, kind: str = "drop", follow: bool = True) -> bytes:
+    document = Document()
+    document.add_heading("Company History", 1)
+    cap = document.add_paragraph()
+    cap._p.get_or_add_pPr().append(parse_xml(f'<w:framePr {W} w:dropCap="{kind}" w:lines="3" w:wrap="around"/>'))
+    cap.add_run(letter)
+    if follow:
+        document.add_paragraph(rest)
+    return _saved(document)
+
+
+@pytest.mark.parametrize(("letter", "rest", "kind", "reads"), [
+    ("T", "he company was founded in 1902 by three brothers.", "drop", "The company was founded in 1902 by three brothers."),
+    ("I", "n 1902 the company was founded.", "margin", "In 1902 the company was founded."),  # the letter in the margin
+    ("A", " company of three brothers was founded.", "drop", "A company of three brothers was founded."),
+])
+def test_a_drop_cap_starts_the_paragraph_it_begins(letter: str, rest: str, kind: str, reads: str) -> None:
+    elements = parse_document(_with_drop_cap(letter, rest, kind), "history.docx").elements
+    assert [(e.kind, e.text) for e in elements] == [("heading", "Company History"), ("paragraph", reads)]
+
+
+def test_a_framed_paragraph_that_is_no_drop_cap_and_a_last_drop_cap_stay_as_written() -> None:
+    document = Document()
+    framed = document.add_paragraph("Draft")
+    framed._p.get_or_add_pPr().append(parse_xml(f'<w:framePr {W} w:w="2000" w:hAnchor="page" w:x="500" w:y="500"/>'))
+    document.add_paragraph("The board approved the budget.")
+    texts = [e.text for e in parse_document(_saved(document), "framed.docx").elements]
+    assert texts == ["Draft", "The board approved the budget."]
+    # a drop cap with no paragraph after it keeps its letter where it is
+    assert [e.text for e in parse_document(_with_drop_cap("Z", "", follow=False), "last.docx").elements][-1] == "Z"
+
+
+def test_ten_thousand_drop_caps_each_start_their_paragraph() -> None:
+    # hostile size: a newsletter generator that opens every paragraph with a drop cap
+    document = Document()
+    for i in range(10_000):
+        cap = document.add_paragraph()
+        cap._p.get_or_add_pPr().append(parse_xml(f'<w:framePr {W} w:dropCap="drop" w:lines="2"/>'))
+        cap.add_run("T")
+        document.add_paragraph(f"he item number {i} ships today.")
+    text = "\n".join(e.text for e in parse_document(_saved(document), "newsletter.docx").elements)
+    assert text.count("The item number") == 10_000 and "\nT\n" not in text

@@ -15,8 +15,8 @@ So the document and its headers and footers are rewritten first, each parsed onc
 shows them with every change accepted: insertions and wrappers are replaced by what they hold,
 deletions (`w:del`, `w:moveFrom`) are dropped, a text box's paragraphs follow the paragraph
 that anchors it (its VML fallback copy, kept for old readers, is skipped), and a note's
-paragraphs (unwrapped the same way) follow the paragraph that refers to it. Superscript digits
-are marked on the way (superscript_runs.py). A file holding none of these is passed on byte for
+paragraphs (unwrapped the same way) follow the paragraph that refers to it, and a drop cap's
+letter starts the paragraph it begins. Superscript digits are marked on the way (superscript_runs.py). A file holding none of these is passed on byte for
 byte.
 """
 
@@ -38,6 +38,7 @@ _DROPPED = (f"{{{W}}}del", f"{{{W}}}moveFrom")
 _UNWRAPPED = (f"{{{W}}}ins", f"{{{W}}}moveTo", f"{{{W}}}fldSimple", f"{{{W}}}smartTag", f"{{{W}}}customXml")
 _BLOCKS = (f"{{{W}}}p", f"{{{W}}}tbl")
 _REFERENCES = re.compile(rb"<(?:\w+:)?(?:footnoteReference|endnoteReference)[\s>/]")
+_DROP_CAP = re.compile(rb":dropCap=\"(?:drop|margin)\"")
 
 
 def unwrapped_docx(data: bytes) -> bytes:
@@ -70,13 +71,15 @@ def _rewritten(xml: bytes, notes: dict[tuple[str, str], list]) -> bytes | None:
 
     wrapped = _WRAPPERS.search(xml) is not None
     raised = WORD_SUPERSCRIPT.search(xml) is not None
-    if not (wrapped or notes or raised):
+    capped = _DROP_CAP.search(xml) is not None
+    if not (wrapped or notes or raised or capped):
         return None
     root = _parsed(xml)
     moved = _notes_after_their_references(root, notes)
     if wrapped:
         _unwrap(root)
-    if not (wrapped | moved | (raised and word_marked(root))):
+    joined = capped and _drop_caps_into_their_paragraphs(root)
+    if not (wrapped | moved | joined | (raised and word_marked(root))):
         return None
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
 
@@ -91,6 +94,27 @@ def _unwrap(root) -> None:  # noqa: ANN001 -- an lxml element
     for sdt in list(root.iter(f"{{{W}}}sdt")):
         content = sdt.find(f"{{{W}}}sdtContent")
         _replace_by_children(sdt, list(content) if content is not None else [])
+
+
+def _drop_caps_into_their_paragraphs(root) -> bool:  # noqa: ANN001 -- an lxml element
+    """A drop cap is a paragraph of its own in a frame (`w:framePr w:dropCap="drop"`) holding the
+    first letter of the next paragraph: read apart, the index held a paragraph "T" and a broken
+    word "he company ...". Its runs are moved to the start of that paragraph, as Word shows it."""
+    joined = False
+    for frame in list(root.iter(f"{{{W}}}framePr")):
+        if frame.get(f"{{{W}}}dropCap") not in ("drop", "margin"):
+            continue
+        cap = frame.getparent().getparent()  # framePr -> pPr -> p
+        following = cap.getnext()
+        if cap.tag != f"{{{W}}}p" or following is None or following.tag != f"{{{W}}}p":
+            continue
+        runs = [child for child in cap if child.tag != f"{{{W}}}pPr"]
+        start = 1 if len(following) and following[0].tag == f"{{{W}}}pPr" else 0
+        for offset, run in enumerate(runs):
+            following.insert(start + offset, run)
+        cap.getparent().remove(cap)
+        joined = True
+    return joined
 
 
 def _notes(archive: zipfile.ZipFile, names: set[str]) -> dict[tuple[str, str], list]:
