@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib.metadata import version
 
 # Bump "+layoutN" whenever a rule in parsing/pdf changes what a document parses to.
-PDF_PARSER_VERSION = f"pymupdf-{version('pymupdf')}+layout8"  # layout8: letter-spaced lines read as words (pdf/letter_spacing.py), drop caps joined to their word (pdf/drop_caps.py); layout7: Symbol-font bullets as bullets (pdf/text.py); layout6: text of fonts without a Unicode map left out, with a warning (pdf/unreadable.py); layout5: superscript digits marked (parsing/superscripts.py); layout4: heading text tidied (parsing/headings.py); layout3: metadata title, bold paragraphs marked; layout2: page_end on tables continued over pages
+PDF_PARSER_VERSION = f"pymupdf-{version('pymupdf')}+layout8"  # layout8: letter-spaced lines read as words (pdf/letter_spacing.py), drop caps joined to their word (pdf/drop_caps.py), text a reader cannot see left out (pdf/hidden_text.py); layout7: Symbol-font bullets as bullets (pdf/text.py); layout6: text of fonts without a Unicode map left out, with a warning (pdf/unreadable.py); layout5: superscript digits marked (parsing/superscripts.py); layout4: heading text tidied (parsing/headings.py); layout3: metadata title, bold paragraphs marked; layout2: page_end on tables continued over pages
 
 UNSTRUCTURED_VERSION = version("unstructured")
 # Bump "+mapN" whenever the mapping (office/elements.py, slides.py, tables.py, html_*.py, ...)
@@ -20,8 +20,8 @@ OFFICE_PARSER_VERSION = f"unstructured-{UNSTRUCTURED_VERSION}+map3"  # map3: hea
 # kinds keep their parses (and a file quarantined under the former parser is tried again).
 KIND_SUFFIXES = {
     "markdown": "+md2",  # md2: raw <sup> digits marked (parsing/superscripts.py); md1: openers python-markdown reads to the end escaped in hostile text (parsing/markdown_openers.py)
-    "docx": "+docx3",  # docx3: a drop cap starts the paragraph it begins (parsing/office/docx_wrappers.py); docx2: superscript digits marked (parsing/superscripts.py); docx1: text in tracked insertions, content controls, fields, text boxes and notes read (parsing/office/docx_wrappers.py)
-    "html": "+html1",  # html1: <sup> digits marked (parsing/superscripts.py)
+    "docx": "+docx3",  # docx3: a drop cap starts the paragraph it begins, text Word does not show left out (parsing/office/docx_wrappers.py); docx2: superscript digits marked (parsing/superscripts.py); docx1: text in tracked insertions, content controls, fields, text boxes and notes read (parsing/office/docx_wrappers.py)
+    "html": "+html2",  # html2: text at font size 0, opacity 0 or in a transparent colour left out (office/html_chrome.py); html1: <sup> digits marked (parsing/superscripts.py)
     "pptx": "+pptx2",  # pptx2: superscript digits marked (parsing/superscripts.py); pptx1: speaker notes read, after each slide's shapes (parsing/office/slides.py)
     "email": "+eml2",  # eml2: <sup> digits of HTML parts marked (parsing/superscripts.py); eml1: every inline text part and every enclosed message read (parsing/office/email_parts.py)
 }

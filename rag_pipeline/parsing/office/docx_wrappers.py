@@ -39,23 +39,32 @@ _UNWRAPPED = (f"{{{W}}}ins", f"{{{W}}}moveTo", f"{{{W}}}fldSimple", f"{{{W}}}sma
 _BLOCKS = (f"{{{W}}}p", f"{{{W}}}tbl")
 _REFERENCES = re.compile(rb"<(?:\w+:)?(?:footnoteReference|endnoteReference)[\s>/]")
 _DROP_CAP = re.compile(rb":dropCap=\"(?:drop|margin)\"")
+_HIDDEN = re.compile(rb"<(?:\w+:)?(?:vanish|specVanish)[\s>/]|:sz \w+:val=\"[01]\"|:color \w+:val=\"[Ff]{6}\"")
+_OFF = ("0", "false", "off")
 
 
 def unwrapped_docx(data: bytes) -> bytes:
+    """`data` as `read_as_shown` rewrites it."""
+    return read_as_shown(data)[0]
+
+
+def read_as_shown(data: bytes) -> tuple[bytes, int]:
     """`data` with the wrapped text of its document, header and footer parts moved where
-    python-docx reads it, and each footnote's and endnote's paragraphs after the paragraph that
-    refers to it; `data` itself when there is nothing to move. Each part is parsed once."""
+    python-docx reads it, each footnote's and endnote's paragraphs after the paragraph that
+    refers to it, and the text Word does not show taken out (`_hidden_runs_removed`); `data`
+    itself when there is nothing to change. Each part is parsed once. Also: the characters of
+    hidden text taken out."""
     with zipfile.ZipFile(BytesIO(data)) as archive:
         names = set(archive.namelist())
-        changed = {}
+        changed, hidden = {}, [0]
         for name in sorted(names):
             if _PARTS.match(name):
                 xml = archive.read(name)
                 notes = _notes(archive, names) if name == "word/document.xml" and _REFERENCES.search(xml) else {}
-                rewritten = _rewritten(xml, notes)
+                rewritten = _rewritten(xml, notes, hidden)
                 if rewritten is not None:
                     changed[name] = rewritten
-        return with_parts(archive, changed) if changed else data
+        return (with_parts(archive, changed) if changed else data), hidden[0]
 
 
 def _parsed(xml: bytes):  # noqa: ANN202 -- an lxml element
@@ -65,21 +74,25 @@ def _parsed(xml: bytes):  # noqa: ANN202 -- an lxml element
     return etree.fromstring(xml, parser)
 
 
-def _rewritten(xml: bytes, notes: dict[tuple[str, str], list]) -> bytes | None:
-    """The part with its notes copied in and its wrappers unwrapped; None when neither applies."""
+def _rewritten(xml: bytes, notes: dict[tuple[str, str], list], hidden: list[int]) -> bytes | None:
+    """The part with its notes copied in, its wrappers unwrapped, its hidden runs taken out (their
+    characters added to hidden[0]); None when nothing applies."""
     from lxml import etree
 
     wrapped = _WRAPPERS.search(xml) is not None
     raised = WORD_SUPERSCRIPT.search(xml) is not None
     capped = _DROP_CAP.search(xml) is not None
-    if not (wrapped or notes or raised or capped):
+    unseen = _HIDDEN.search(xml) is not None
+    if not (wrapped or notes or raised or capped or unseen):
         return None
     root = _parsed(xml)
     moved = _notes_after_their_references(root, notes)
     if wrapped:
         _unwrap(root)
+    removed = _hidden_runs_removed(root) if unseen else 0
+    hidden[0] += removed
     joined = capped and _drop_caps_into_their_paragraphs(root)
-    if not (wrapped | moved | joined | (raised and word_marked(root))):
+    if not (wrapped | moved | joined | bool(removed) | (raised and word_marked(root))):
         return None
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
 
@@ -94,6 +107,50 @@ def _unwrap(root) -> None:  # noqa: ANN001 -- an lxml element
     for sdt in list(root.iter(f"{{{W}}}sdt")):
         content = sdt.find(f"{{{W}}}sdtContent")
         _replace_by_children(sdt, list(content) if content is not None else [])
+
+
+def _hidden_runs_removed(root) -> int:  # noqa: ANN001 -- an lxml element
+    """Runs Word does not show, taken out; the characters they held. Hidden text (`w:vanish`,
+    not printed or shown unless the reader asks), text under one point (`w:sz` of 0 or 1
+    half-points) and white text on an unshaded paragraph outside tables in a document without a
+    page colour (in a table, a table style may shade the cell: such text is kept). A model would
+    read what a reviewer never sees, as with the invisible characters cleaning removes."""
+    coloured_page = root.find(f"{{{W}}}background") is not None
+    removed = 0
+    for run in list(root.iter(f"{{{W}}}r")):
+        props = run.find(f"{{{W}}}rPr")
+        if props is None or not _unseen(run, props, coloured_page):
+            continue
+        removed += sum(len(t.text or "") for t in run.iter(f"{{{W}}}t"))
+        run.getparent().remove(run)
+    return removed
+
+
+def _unseen(run, props, coloured_page: bool) -> bool:  # noqa: ANN001 -- lxml elements
+    for tag in ("vanish", "specVanish"):
+        flag = props.find(f"{{{W}}}{tag}")
+        if flag is not None and flag.get(f"{{{W}}}val", "1").lower() not in _OFF:
+            return True
+    size = props.find(f"{{{W}}}sz")
+    if size is not None and size.get(f"{{{W}}}val") in ("0", "1"):
+        return True
+    colour = props.find(f"{{{W}}}color")
+    if colour is None or (colour.get(f"{{{W}}}val") or "").upper() != "FFFFFF" or coloured_page:
+        return False
+    highlight = props.find(f"{{{W}}}highlight")
+    if _shaded(props.find(f"{{{W}}}shd")) or (highlight is not None and highlight.get(f"{{{W}}}val") != "none"):
+        return False
+    paragraph = run.getparent()
+    while paragraph is not None and paragraph.tag != f"{{{W}}}p":
+        paragraph = paragraph.getparent()
+    if paragraph is None or _shaded(paragraph.find(f"{{{W}}}pPr/{{{W}}}shd")):
+        return False
+    return not any(ancestor.tag == f"{{{W}}}tbl" for ancestor in paragraph.iterancestors())
+
+
+def _shaded(shading) -> bool:  # noqa: ANN001 -- an lxml element or None
+    """Whether a `w:shd` gives a fill other than none, automatic or white."""
+    return shading is not None and (shading.get(f"{{{W}}}fill") or "auto").upper() not in ("AUTO", "FFFFFF")
 
 
 def _drop_caps_into_their_paragraphs(root) -> bool:  # noqa: ANN001 -- an lxml element

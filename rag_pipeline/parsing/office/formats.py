@@ -27,13 +27,14 @@ def _parse_docx(data: bytes, limits: ParseLimits) -> ParsedDocument:
     it first (docx_wrappers.py)."""
     from unstructured.partition.docx import partition_docx
 
-    from rag_pipeline.parsing.office.docx_wrappers import unwrapped_docx
+    from rag_pipeline.parsing.office.docx_wrappers import read_as_shown
 
-    raw = partition_docx(
-        file=BytesIO(unwrapped_docx(data)), include_page_breaks=False, infer_table_structure=True, languages=[""]
-    )
+    shown, hidden = read_as_shown(data)
+    raw = partition_docx(file=BytesIO(shown), include_page_breaks=False, infer_table_structure=True, languages=[""])
     elements = [el for item in raw for el in map_docx_element(item)]
-    return ParsedDocument(elements=elements, parser=PARSER_VERSION, title=core_title(data))
+    warnings = [f"{hidden:,} characters of text Word does not show (hidden, under 1 pt or white on white) were left "
+                "out; if readers should see them, unhide them in the file"] if hidden else []
+    return ParsedDocument(elements=elements, parser=PARSER_VERSION, title=core_title(data), warnings=warnings)
 
 
 def _parse_pptx(data: bytes, limits: ParseLimits) -> ParsedDocument:

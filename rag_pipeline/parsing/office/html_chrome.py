@@ -23,7 +23,17 @@ _UNLIKELY_RE = re.compile(
     re.I,
 )
 _MAYBE_RE = re.compile(r"and|article|body|column|content|main|mathjax|shadow", re.I)
-_HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+# Inline styles that leave an element's text unseen: not displayed, hidden, fully transparent or
+# in a transparent colour, or at font size 0 where no element inside sets a size of its own (the
+# inline-block spacing idiom sets 0 on the parent and the size back on the children): text
+# planted for a model, not for the reader.
+_HIDDEN_STYLE_RE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden"
+    r"|(?<![\w-])opacity\s*:\s*(?:0+\.?0*|\.0+)\s*(?:!important\s*)?(?:;|$)"
+    r"|(?<![\w-])color\s*:\s*transparent",
+    re.I,
+)
+_ZERO_SIZE_RE = re.compile(r"(?<![\w-])font-size\s*:\s*(?:0+\.?0*|\.0+)(?:px|pt|em|rem|%)?\s*(?:!important\s*)?(?:;|$)", re.I)
 _HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 # Class names documentation tools give a heading's permalink or edit link (Sphinx and MkDocs
 # "headerlink", Docusaurus "hash-link", anchor.js, VuePress/VitePress "header-anchor",
@@ -97,6 +107,8 @@ def _is_hidden(node: Any) -> bool:
         node.get("hidden") is not None
         or node.get("aria-hidden") == "true"
         or bool(_HIDDEN_STYLE_RE.search(node.get("style") or ""))
+        or (bool(_ZERO_SIZE_RE.search(node.get("style") or ""))
+            and not any("font-size" in (child.get("style") or "") for child in node.iterdescendants() if isinstance(child.tag, str)))
     )
 
 

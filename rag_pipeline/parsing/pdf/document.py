@@ -11,6 +11,8 @@ from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.pdf.drop_caps import attach_drop_caps
 from rag_pipeline.parsing.pdf.elements import to_elements
 from rag_pipeline.parsing.pdf.font_headings import apply_font_headings
+from rag_pipeline.parsing.pdf.hidden_text import hide_unseen
+from rag_pipeline.parsing.pdf.hidden_text import warning as hidden_warning
 from rag_pipeline.parsing.pdf.letter_spacing import respace
 from rag_pipeline.parsing.pdf.lines import text_rows
 from rag_pipeline.parsing.pdf.model import Page
@@ -158,6 +160,8 @@ def _read_page(doc: pymupdf.Document, index: int, ocr: OcrEngine, warnings: list
                 used_ocr = True
         if not used_ocr:
             respace(page, textpage, text_dict, TEXT_FLAGS)  # "E X E C U T I V E" as its words
+        if not used_ocr and (unseen := hide_unseen(page, text_dict)):
+            warnings.append(hidden_warning(number, unseen))
         if not used_ocr and (unreadable := unreadable_fonts(text_dict)):
             without_fonts(text_dict, set(unreadable))
             warnings.append(unreadable_warning(number, unreadable))
