@@ -58,6 +58,25 @@ def test_pdf_white_text_on_a_coloured_banner_or_an_image_stays() -> None:
     assert "RISK FACTORS" in text and "Outlook for the coming year" in text and parsed.warnings == []
 
 
+def test_pdf_white_text_on_a_gradient_shading_stays() -> None:
+    # a banner painted with the `sh` operator (an axial shading, as layout programs draw
+    # gradients): no path to read, but MuPDF lists the shading among the page's images
+    document = pymupdf.open()
+    page = document.new_page()
+    page.insert_text((72, 72), "x", fontsize=11)
+    name = page.get_fonts()[0][4]
+    shading = document.get_new_xref()
+    document.update_object(shading, "<< /ShadingType 2 /ColorSpace /DeviceRGB /Coords [0 0 400 0] /Function "
+                                    "<< /FunctionType 2 /Domain [0 1] /C0 [0 0 0.5] /C1 [0.5 0 0] /N 1 >> >>")
+    resources = int(document.xref_get_key(page.xref, "Resources")[1].split()[0])
+    document.xref_set_key(resources, "Shading", f"<< /Sh1 {shading} 0 R >>")
+    document.update_stream(page.get_contents()[0], (
+        f"q 60 600 400 40 re W n /Sh1 sh Q BT /{name} 14 Tf 1 1 1 rg 72 612 Td (WHITE ON A GRADIENT) Tj ET "
+        f"BT /{name} 11 Tf 0 0 0 rg 72 560 Td ({VISIBLE}) Tj ET").encode("latin-1"))
+    parsed = parse_document(document.tobytes(), "banner.pdf")
+    assert [e.text for e in parsed.elements][:1] == ["WHITE ON A GRADIENT"] and parsed.warnings == []
+
+
 def test_a_scanned_pages_invisible_ocr_layer_is_kept(corpus_dir: Path) -> None:
     path = corpus_dir / "docs" / "scanned" / "suaa_letter_scanned_with_ocr_layer.pdf"
     parsed = parse_document(path.read_bytes(), path.name)
