@@ -26,10 +26,11 @@ def marked(before: str, superscript: str) -> str:
     return superscript
 
 
-def mark_sup_elements(root: Any) -> None:
+def mark_sup_elements(root: Any) -> int:
     """Each `<sup>` of an lxml HTML tree that starts with a digit right after a letter or digit
     marked (`marked`): "10<sup>6</sup>" reads "10^6", not "106". Wikipedia's bracketed
-    references ("[23]") start with a bracket and stay as they are."""
+    references ("[23]") start with a bracket and stay as they are. Returns how many were marked."""
+    count = 0
     for sup in root.iter("sup"):
         holder = next((n for n in sup.iter() if isinstance(n.tag, str) and n.text), None)
         if holder is None or holder.text is None:
@@ -38,4 +39,7 @@ def mark_sup_elements(root: Any) -> None:
         before = (previous.tail if previous is not None else sup.getparent().text) or ""
         if not before and previous is not None:
             before = previous.text_content()
-        holder.text = marked(before, holder.text)
+        text = marked(before, holder.text)
+        count += text != holder.text
+        holder.text = text
+    return count

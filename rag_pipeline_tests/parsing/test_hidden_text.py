@@ -176,3 +176,26 @@ def test_html_font_size_zero_of_a_parent_whose_children_set_their_size_stays() -
     page = (f'<html><body><main><h1>Policy</h1><p>{VISIBLE}</p><div style="font-size:0"><span style="font-size:14px">'
             'Item one.</span> <span style="font-size:14px">Item two.</span></div></main></body></html>')
     assert [e.text for e in parse_document(page.encode(), "policy.html").elements][-1] == "Item one. Item two."
+
+
+def test_a_hidden_payload_larger_than_the_visible_page_is_still_left_out() -> None:
+    # the chrome rules keep an element holding most of a page's text; a hidden one goes whatever its size
+    payload = f"{PLANTED}. " * 500
+    page = f'<html><body><main><h1>Policy</h1><p>{VISIBLE}</p><div style="display:none">{payload}</div></main></body></html>'
+    assert [e.text for e in parse_document(page.encode(), "policy.html").elements] == ["Policy", VISIBLE]
+
+
+@pytest.mark.parametrize("hidden", [
+    f'<div style="display:none">{PLANTED}.</div>', f"<div hidden>{PLANTED}.</div>",
+    f'<p style="font-size:0px">{PLANTED}.</p>', f'<span style="opacity:0">{PLANTED}.</span>',
+])
+def test_an_e_mails_hidden_html_is_left_out_and_its_visible_text_kept(hidden: str) -> None:
+    from email.message import EmailMessage
+
+    message = EmailMessage()
+    message["Subject"] = "Expense policy"
+    message.set_content(VISIBLE)
+    message.add_alternative(f"<html><body><p>{VISIBLE}</p>{hidden}<p>Revenue of USD 1,234<sup>1</sup>.</p></body></html>",
+                            subtype="html")
+    texts = [e.text for e in parse_document(message.as_bytes(), "policy.eml").elements]
+    assert texts == ["Expense policy", VISIBLE, "Revenue of USD 1,234^1."]

@@ -13,7 +13,7 @@ from typing import Any
 from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.office.document_meta import core_title, html_bold_texts, html_title
 from rag_pipeline.parsing.office.elements import map_docx_element, map_markup_elements
-from rag_pipeline.parsing.office.html_content import extract_main_content, superscripts_marked
+from rag_pipeline.parsing.office.html_content import extract_main_content, mail_html_as_shown
 from rag_pipeline.parsing.office.markdown_tables import normalize_markdown
 from rag_pipeline.parsing.office.slides import SlideHints, map_slide, pptx_slide_hints
 from rag_pipeline.parsing.office.text import decode_html, decode_utf8_strict, normalize_whitespace
@@ -126,7 +126,7 @@ def _parse_email(data: bytes, limits: ParseLimits) -> ParsedDocument:
                                     level=level))
             continue
         if part.kind == "text/html":
-            raw = partition_html(text=superscripts_marked(part.text), languages=[""])
+            raw = partition_html(text=mail_html_as_shown(part.text), languages=[""])
         else:
             raw = partition_text(text=part.text, languages=[""])
         elements += map_markup_elements(raw, heading_offset=level)

@@ -51,6 +51,7 @@ def strip_chrome(body: Any) -> None:
     removed element (its "tail"), which belongs to the parent."""
     for node in list(body.iter(*_REMOVE_TAGS)):
         drop(node)
+    drop_hidden(body)
     strip_heading_anchors(body)
     for node in list(body.iter("header")):
         if not has_ancestor(node, ("article", "main")):
@@ -64,6 +65,17 @@ def strip_chrome(body: Any) -> None:
     for node in list(body.iter("ul", "ol")):
         if node.getparent() is not None and _is_link_list(node):
             drop(node)
+
+
+def drop_hidden(root: Any) -> int:
+    """Remove every element a reader is not shown (`_is_hidden`), whatever its size: a hidden
+    payload larger than the visible text is the attack, not the page. Returns how many went."""
+    dropped = 0
+    for node in list(root.iter()):
+        if isinstance(node.tag, str) and node.tag not in ("html", "body") and node.getparent() is not None and _is_hidden(node):
+            drop(node)
+            dropped += 1
+    return dropped
 
 
 def strip_heading_anchors(body: Any) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from lxml import etree
 
-from rag_pipeline.parsing.office.html_chrome import strip_chrome
+from rag_pipeline.parsing.office.html_chrome import drop_hidden, strip_chrome
 from rag_pipeline.parsing.office.html_tree import (
     class_and_id,
     drop,
@@ -69,16 +69,22 @@ def extract_main_content(text: str) -> tuple[str, set[str]]:
     return _wrap_as_document([*_page_title(chosen, body), chosen]), captions
 
 
-_SUP = re.compile(r"<sup[\s>/]", re.I)
+# What makes an e-mail's HTML worth parsing before unstructured reads it: a <sup>, or anything
+# that can hide an element (the `hidden` attribute, display/visibility/opacity/font-size/colour styles)
+_NEEDS_TREE = re.compile(r"<sup[\s>/]|hidden|display|opacity|font-size|transparent", re.I)
 
 
-def superscripts_marked(text: str) -> str:
-    """An HTML text that does not go through `extract_main_content` (an e-mail's HTML part) with
-    its `<sup>` digits marked the same way; the text itself when it holds no `<sup>`."""
-    root = parse_html_tree(text) if _SUP.search(text) else None
+def mail_html_as_shown(text: str) -> str:
+    """An HTML text that does not go through `extract_main_content` (an e-mail's HTML part) as a
+    reader is shown it: hidden elements dropped (`html_chrome.drop_hidden`: a hidden block of
+    instructions in a mail reaches no index) and `<sup>` digits marked; the text itself when it
+    holds neither."""
+    root = parse_html_tree(text) if _NEEDS_TREE.search(text) else None
     if root is None:
         return text
-    mark_sup_elements(root)
+    dropped = drop_hidden(root)
+    if not (mark_sup_elements(root) or dropped):
+        return text
     return etree.tostring(root, encoding="unicode", method="html")
 
 
