@@ -8,6 +8,8 @@ from __future__ import annotations
 import pymupdf
 
 from rag_pipeline.parsing.config import ParseLimits
+from rag_pipeline.parsing.pdf.covered_text import hide_covered
+from rag_pipeline.parsing.pdf.covered_text import warning as covered_warning
 from rag_pipeline.parsing.pdf.drop_caps import attach_drop_caps
 from rag_pipeline.parsing.pdf.elements import to_elements
 from rag_pipeline.parsing.pdf.font_headings import apply_font_headings
@@ -162,6 +164,8 @@ def _read_page(doc: pymupdf.Document, index: int, ocr: OcrEngine, warnings: list
             respace(page, textpage, text_dict, TEXT_FLAGS)  # "E X E C U T I V E" as its words
         if not used_ocr and (unseen := hide_unseen(page, text_dict)):
             warnings.append(hidden_warning(number, unseen))
+        if not used_ocr and (covered := hide_covered(page, textpage, text_dict, TEXT_FLAGS)):
+            warnings.append(covered_warning(number, covered))
         if not used_ocr and (unreadable := unreadable_fonts(text_dict)):
             without_fonts(text_dict, set(unreadable))
             warnings.append(unreadable_warning(number, unreadable))

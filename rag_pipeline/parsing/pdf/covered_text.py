@@ -1,0 +1,104 @@
+"""Text under an opaque box drawn over it: left out of the index, with a warning.
+
+A redaction done by drawing a black (or white) box over a passage leaves the passage in the PDF's
+text layer: every extractor reads it, so the index would hand out what the document's author
+blacked out, and a reviewer looking at the page sees only the box. A character counts as
+covered when an opaque filled shape drawn after it (later in the page's drawing order) holds at
+least COVERED of its box: a strikethrough or an underline covers a sliver and leaves it; a
+background panel drawn before the text, or a highlight with transparency, leaves it; text
+drawn on top of a box (a white label on a banner) comes after the box and stays.
+
+Cheap where nothing is drawn over text: the page's bounding-box log (drawing order, no paths)
+says whether any large filled shape comes after text it overlaps; only then are the drawings,
+the text trace (each span's place in the drawing order) and the characters read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymupdf
+
+COVERED = 0.8  # share of a character's box under the shape
+MIN_SIDE = 3.0  # points: a filled shape thinner than this is a rule, an underline or a strikethrough
+OPAQUE = 0.99  # fill opacity from which a shape hides what is under it
+
+
+def hide_covered(page: pymupdf.Page, textpage: pymupdf.TextPage, text_dict: dict, flags: int) -> int:
+    """Take the characters under a box drawn over them out of `text_dict` (read from `textpage`,
+    in place); returns how many were taken out."""
+    if not _drawn_over_text(page.get_bboxlog()):
+        return 0
+    covers = [(path["seqno"], tuple(path["rect"])) for path in page.get_drawings() if _box(path)]
+    hidden = _covered_origins(page.get_texttrace(), covers)
+    if not hidden:
+        return 0
+    raw = page.get_text("rawdict", flags=flags, textpage=textpage)
+    removed = 0
+    for raw_block, block in zip(raw["blocks"], text_dict["blocks"]):
+        for raw_line, line in zip(raw_block.get("lines", ()), block.get("lines", ())):
+            if len(raw_line["spans"]) != len(line["spans"]):
+                continue
+            for raw_span, span in zip(raw_line["spans"], line["spans"]):
+                kept = [c["c"] for c in raw_span["chars"] if c["c"].isspace() or _key(c["origin"]) not in hidden]
+                gone = len(raw_span["chars"]) - len(kept)
+                if gone:
+                    span["text"] = "".join(kept)
+                    removed += gone
+    return removed
+
+
+def warning(page: int, characters: int) -> str:
+    return (f"page {page}: {characters:,} characters under a box drawn over them (a redaction?) were left out; "
+            "if they should be indexed, remove the box from the file")
+
+
+def _drawn_over_text(log: list) -> bool:
+    """Whether a large filled shape comes after text it overlaps, in the page's drawing order."""
+    texts = np.array([box for kind, box in log if kind.endswith("-text")] or [(0, 0, 0, 0)], dtype=np.float64)
+    seen = 0
+    for kind, box in log:
+        if kind.endswith("-text"):
+            seen += 1
+        elif kind == "fill-path" and seen and _large(pymupdf.Rect(box)):
+            x0, y0, x1, y1 = box
+            earlier = texts[:seen]
+            overlap = (np.minimum(earlier[:, 2], x1) - np.maximum(earlier[:, 0], x0) > 0) & \
+                      (np.minimum(earlier[:, 3], y1) - np.maximum(earlier[:, 1], y0) > 0)
+            if overlap.any():
+                return True
+    return False
+
+
+def _box(path: dict) -> bool:
+    """Whether a drawing is an opaque filled rectangle of some size: what a redaction box is. A
+    path of any other shape says little by its bounding box (a frame drawn as a filled outline
+    has the box of what it frames)."""
+    items = path.get("items") or []
+    return (path.get("fill") is not None and (path.get("fill_opacity") or 1.0) >= OPAQUE
+            and len(items) == 1 and items[0][0] in ("re", "qu") and _large(pymupdf.Rect(path["rect"])))
+
+
+def _large(rect: pymupdf.Rect) -> bool:
+    return rect.width >= MIN_SIDE and rect.height >= MIN_SIDE
+
+
+def _covered_origins(trace: list[dict], covers: list[tuple[int, tuple]]) -> set[tuple[int, int]]:
+    """The origins (`_key`) of the characters that a box drawn after them covers by COVERED of
+    their box: one array operation per box over all the page's characters."""
+    chars = [(span["seqno"], *char[3], *char[2]) for span in trace for char in span["chars"]]
+    if not chars or not covers:
+        return set()
+    table = np.array(chars, dtype=np.float64)  # seqno, x0, y0, x1, y1, origin x, origin y
+    area = np.clip(table[:, 3] - table[:, 1], 0, None) * np.clip(table[:, 4] - table[:, 2], 0, None)
+    hidden = np.zeros(len(table), dtype=bool)
+    for seqno, (x0, y0, x1, y1) in covers:
+        width = np.clip(np.minimum(table[:, 3], x1) - np.maximum(table[:, 1], x0), 0, None)
+        height = np.clip(np.minimum(table[:, 4], y1) - np.maximum(table[:, 2], y0), 0, None)
+        hidden |= (table[:, 0] < seqno) & (area > 0) & (width * height >= COVERED * area)
+    return {_key(origin) for origin in table[hidden][:, 5:7]}
+
+
+def _key(origin) -> tuple[int, int]:  # noqa: ANN001 -- a PyMuPDF point (tuple or Point)
+    """A character's origin rounded to half points: the text trace and the rawdict place a
+    character at the same origin, where their boxes differ (glyph against line height)."""
+    return round(origin[0] * 2), round(origin[1] * 2)
