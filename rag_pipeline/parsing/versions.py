@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib.metadata import version
 
 # Bump "+layoutN" whenever a rule in parsing/pdf changes what a document parses to.
-PDF_PARSER_VERSION = f"pymupdf-{version('pymupdf')}+layout8"  # layout8: letter-spaced lines read as words (pdf/letter_spacing.py), drop caps joined to their word (pdf/drop_caps.py), text a reader cannot see left out (pdf/hidden_text.py) and text under a box drawn over it (pdf/covered_text.py); layout7: Symbol-font bullets as bullets (pdf/text.py); layout6: text of fonts without a Unicode map left out, with a warning (pdf/unreadable.py); layout5: superscript digits marked (parsing/superscripts.py); layout4: heading text tidied (parsing/headings.py); layout3: metadata title, bold paragraphs marked; layout2: page_end on tables continued over pages
+PDF_PARSER_VERSION = f"pymupdf-{version('pymupdf')}+layout9"  # layout9: text under a box drawn over it left out (pdf/covered_text.py); layout8: letter-spaced lines read as words (pdf/letter_spacing.py), drop caps joined to their word (pdf/drop_caps.py), text a reader cannot see left out (pdf/hidden_text.py); layout7: Symbol-font bullets as bullets (pdf/text.py); layout6: text of fonts without a Unicode map left out, with a warning (pdf/unreadable.py); layout5: superscript digits marked (parsing/superscripts.py); layout4: heading text tidied (parsing/headings.py); layout3: metadata title, bold paragraphs marked; layout2: page_end on tables continued over pages
 
 UNSTRUCTURED_VERSION = version("unstructured")
 # Bump "+mapN" whenever the mapping (office/elements.py, slides.py, tables.py, html_*.py, ...)
