@@ -141,6 +141,18 @@ def test_docx_white_text_in_a_table_or_on_a_coloured_page_stays() -> None:
     assert [e.text for e in parse_document(buffer.getvalue(), "p.docx").elements] == ["White on a dark page"]
 
 
+def test_docx_white_text_in_a_styled_paragraph_stays_and_in_a_normal_one_goes() -> None:
+    # a template's banner heading: white runs in a paragraph whose style (not read here) may shade it
+    document = Document()
+    heading = document.add_paragraph(style="Intense Quote").add_run("Quarterly results")
+    heading._r.get_or_add_rPr().append(parse_xml(f'<w:color {W} w:val="FFFFFF"/>'))
+    planted = document.add_paragraph(style="Normal").add_run(PLANTED)
+    planted._r.get_or_add_rPr().append(parse_xml(f'<w:color {W} w:val="FFFFFF"/>'))
+    buffer = BytesIO()
+    document.save(buffer)
+    assert [e.text for e in parse_document(buffer.getvalue(), "styled.docx").elements] == ["Quarterly results"]
+
+
 def test_a_document_of_many_hidden_runs_keeps_every_visible_one() -> None:
     # hostile size: 20,000 runs, every other one hidden
     document = Document()

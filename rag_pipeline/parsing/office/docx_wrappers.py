@@ -112,8 +112,9 @@ def _unwrap(root) -> None:  # noqa: ANN001 -- an lxml element
 def _hidden_runs_removed(root) -> int:  # noqa: ANN001 -- an lxml element
     """Runs Word does not show, taken out; the characters they held. Hidden text (`w:vanish`,
     not printed or shown unless the reader asks), text under one point (`w:sz` of 0 or 1
-    half-points) and white text on an unshaded paragraph outside tables in a document without a
-    page colour (in a table, a table style may shade the cell: such text is kept). A model would
+    half-points) and white text on an unshaded paragraph of the default style outside tables in a
+    document without a page colour (in a table or a styled paragraph, a style may shade it: such
+    text is kept). A model would
     read what a reviewer never sees, as with the invisible characters cleaning removes."""
     coloured_page = root.find(f"{{{W}}}background") is not None
     removed = 0
@@ -145,6 +146,9 @@ def _unseen(run, props, coloured_page: bool) -> bool:  # noqa: ANN001 -- lxml el
         paragraph = paragraph.getparent()
     if paragraph is None or _shaded(paragraph.find(f"{{{W}}}pPr/{{{W}}}shd")):
         return False
+    style = paragraph.find(f"{{{W}}}pPr/{{{W}}}pStyle")
+    if style is not None and (style.get(f"{{{W}}}val") or "Normal") != "Normal":
+        return False  # a paragraph style may shade it (a template's banner heading): not read here
     return not any(ancestor.tag == f"{{{W}}}tbl" for ancestor in paragraph.iterancestors())
 
 
