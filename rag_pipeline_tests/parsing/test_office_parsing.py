@@ -130,13 +130,13 @@ def test_docx_shortcut_does_not_change_the_result(corpus_dir: Path) -> None:
     partition_docx (outside our parse call the shortcut is inactive, so this is the slow path)."""
     from unstructured.partition.docx import partition_docx
 
-    from rag_pipeline.parsing.office.docx_wrappers import unwrapped_docx
+    from rag_pipeline.parsing.office.docx_wrappers import read_as_shown
     from rag_pipeline.parsing.office.elements import map_docx_element
 
     for name in ("docling_word_sample.docx", "docling_header_footer_first_page.docx"):
         data = (corpus_dir / "docs" / "docx" / name).read_bytes()
         fast = parse_document(data, name)
-        raw = partition_docx(file=io.BytesIO(unwrapped_docx(data)), include_page_breaks=False)  # the same bytes
+        raw = partition_docx(file=io.BytesIO(read_as_shown(data)[0]), include_page_breaks=False)  # the same bytes
         slow = [el for item in raw for el in map_docx_element(item)]
         assert [(e.kind, e.text, e.level) for e in fast.elements] == [(e.kind, e.text, e.level) for e in slow]
 

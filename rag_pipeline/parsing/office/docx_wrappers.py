@@ -43,11 +43,6 @@ _HIDDEN = re.compile(rb"<(?:\w+:)?(?:vanish|specVanish)[\s>/]|:sz \w+:val=\"[01]
 _OFF = ("0", "false", "off")
 
 
-def unwrapped_docx(data: bytes) -> bytes:
-    """`data` as `read_as_shown` rewrites it."""
-    return read_as_shown(data)[0]
-
-
 def read_as_shown(data: bytes) -> tuple[bytes, int]:
     """`data` with the wrapped text of its document, header and footer parts moved where
     python-docx reads it, each footnote's and endnote's paragraphs after the paragraph that
@@ -56,15 +51,16 @@ def read_as_shown(data: bytes) -> tuple[bytes, int]:
     hidden text taken out."""
     with zipfile.ZipFile(BytesIO(data)) as archive:
         names = set(archive.namelist())
-        changed, hidden = {}, [0]
+        changed, hidden = {}, 0
         for name in sorted(names):
             if _PARTS.match(name):
                 xml = archive.read(name)
                 notes = _notes(archive, names) if name == "word/document.xml" and _REFERENCES.search(xml) else {}
-                rewritten = _rewritten(xml, notes, hidden)
+                rewritten, removed = _rewritten(xml, notes)
+                hidden += removed
                 if rewritten is not None:
                     changed[name] = rewritten
-        return (with_parts(archive, changed) if changed else data), hidden[0]
+        return (with_parts(archive, changed) if changed else data), hidden
 
 
 def _parsed(xml: bytes):  # noqa: ANN202 -- an lxml element
@@ -74,9 +70,9 @@ def _parsed(xml: bytes):  # noqa: ANN202 -- an lxml element
     return etree.fromstring(xml, parser)
 
 
-def _rewritten(xml: bytes, notes: dict[tuple[str, str], list], hidden: list[int]) -> bytes | None:
-    """The part with its notes copied in, its wrappers unwrapped, its hidden runs taken out (their
-    characters added to hidden[0]); None when nothing applies."""
+def _rewritten(xml: bytes, notes: dict[tuple[str, str], list]) -> tuple[bytes | None, int]:
+    """The part with its notes copied in, its wrappers unwrapped and its hidden runs taken out
+    (None when nothing applies), and the characters of those runs."""
     from lxml import etree
 
     wrapped = _WRAPPERS.search(xml) is not None
@@ -84,17 +80,16 @@ def _rewritten(xml: bytes, notes: dict[tuple[str, str], list], hidden: list[int]
     capped = _DROP_CAP.search(xml) is not None
     unseen = _HIDDEN.search(xml) is not None
     if not (wrapped or notes or raised or capped or unseen):
-        return None
+        return None, 0
     root = _parsed(xml)
     moved = _notes_after_their_references(root, notes)
     if wrapped:
         _unwrap(root)
     removed = _hidden_runs_removed(root) if unseen else 0
-    hidden[0] += removed
     joined = capped and _drop_caps_into_their_paragraphs(root)
     if not (wrapped | moved | joined | bool(removed) | (raised and word_marked(root))):
-        return None
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+        return None, 0
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True), removed
 
 
 def _unwrap(root) -> None:  # noqa: ANN001 -- an lxml element
