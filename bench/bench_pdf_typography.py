@@ -1,10 +1,13 @@
-"""Parse time of PDFs set with letter spacing and drop caps (parsing/pdf/letter_spacing.py,
-parsing/pdf/drop_caps.py) against the same pages set plainly, in one run.
+"""Parse time of PDFs set with letter spacing, drop caps and boxes drawn over text
+(parsing/pdf/letter_spacing.py, drop_caps.py, covered_text.py) against the same pages set
+plainly, in one run.
 
 Generated documents of --pages pages, each of --lines lines ("SECTION NUMBER 07 OF THE REPORT"):
 set plainly (Tc 0), set with character spacing (Tc 4: every line is rewritten from PyMuPDF's
-rawdict), and set as paragraphs each opened by a 40 pt drop cap. Best of --repeat, seconds, and
-the ratio to the plain pages; whether the text came out as words is checked and printed.
+rawdict), set as paragraphs each opened by a 40 pt drop cap, and set plainly with a black box
+drawn over each line's last two words (every line read again from the text trace). Best of
+--repeat, seconds, and the ratio to the plain pages; whether the text came out as words (and the
+covered words not at all) is checked and printed.
 
     python bench/bench_pdf_typography.py [--pages 200] [--lines 40] [--repeat 3] [--tree OTHER_CHECKOUT]
 
@@ -39,6 +42,9 @@ def document(pages: int, lines: int, setting: str) -> bytes:
             text = f"he section {i:02d} of the report" if setting == "drop caps" and i % 4 == 0 else f"SECTION NUMBER {i:02d} OF THE REPORT"
             tracking = 4 if setting == "letter-spaced" else 0
             rows.append(f"BT /{name} 12 Tf {tracking} Tc {indent} {y} Td ({text}) Tj ET")
+            if setting == "boxes over text":  # drawn after the line, over "THE REPORT"
+                start = indent + pymupdf.get_text_length(text.rsplit(" ", 2)[0] + " ", fontsize=12)
+                rows.append(f"0 g {start:.2f} {y - 4:.2f} 200 16 re f")
         out.update_stream(page.get_contents()[0], "\n".join(rows).encode("latin-1"))
     return out.tobytes()
 
@@ -55,7 +61,7 @@ def main() -> None:
 
     print(f"tree {args.tree}, {args.pages} pages x {args.lines} lines")
     plain = None
-    for setting in ("plain", "letter-spaced", "drop caps"):
+    for setting in ("plain", "letter-spaced", "drop caps", "boxes over text"):
         data = document(args.pages, args.lines, setting)
         spent = []
         for _ in range(args.repeat):
@@ -64,6 +70,8 @@ def main() -> None:
             spent.append(time.perf_counter() - started)
         text = "\n".join(e.text for e in parsed.elements)
         words = text.count("SECTION NUMBER") + text.count("The section")
+        if setting == "boxes over text":
+            words -= text.count("REPORT")  # a covered word that came through counts against
         plain = plain or min(spent)
         print(f"{setting:14} {min(spent):6.2f} s  {min(spent) / plain:5.2f}x plain   lines read as words: "
               f"{words} of {args.pages * args.lines}")
