@@ -15,7 +15,7 @@ from rag_pipeline.parsing.office.document_meta import core_title, html_bold_text
 from rag_pipeline.parsing.office.elements import map_docx_element, map_markup_elements
 from rag_pipeline.parsing.office.html_content import extract_main_content, mail_html_as_shown
 from rag_pipeline.parsing.office.markdown_tables import normalize_markdown
-from rag_pipeline.parsing.office.slides import SlideHints, map_slide, pptx_slide_hints
+from rag_pipeline.parsing.office.slides import SlideHints, map_slide, pptx_as_shown
 from rag_pipeline.parsing.office.text import decode_html, decode_utf8_strict, normalize_whitespace
 from rag_pipeline.parsing.office.version import PARSER_VERSION
 from rag_pipeline.parsing.types import Element, ParsedDocument
@@ -45,9 +45,9 @@ def _parse_pptx(data: bytes, limits: ParseLimits) -> ParsedDocument:
 
     from rag_pipeline.parsing.office.superscript_runs import pptx_marked
 
-    hints = pptx_slide_hints(data)
+    shown, hidden, hints = pptx_as_shown(data)
     raw = partition_pptx(
-        file=BytesIO(pptx_marked(data)), include_page_breaks=False, infer_table_structure=True, include_slide_notes=True,
+        file=BytesIO(pptx_marked(shown)), include_page_breaks=False, infer_table_structure=True, include_slide_notes=True,
         languages=[""],
     )
     by_slide: dict[int, list[Any]] = {}
@@ -57,7 +57,11 @@ def _parse_pptx(data: bytes, limits: ParseLimits) -> ParsedDocument:
     for slide_no in sorted(by_slide):
         slide_hints = hints[slide_no - 1] if 0 < slide_no <= len(hints) else SlideHints()
         elements.extend(map_slide(by_slide[slide_no], slide_no, slide_hints))
-    return ParsedDocument(elements=elements, parser=PARSER_VERSION, page_count=len(hints) or None, title=core_title(data))
+    warnings = [f"{hidden:,} characters of text PowerPoint does not show (hidden or off-slide shapes, 1 pt or less, or "
+                "in the slide's background colour) were left out; if readers should see them, show them on the slide"
+                ] if hidden else []
+    return ParsedDocument(elements=elements, parser=PARSER_VERSION, page_count=len(hints) or None, title=core_title(data),
+                          warnings=warnings)
 
 
 def _parse_html(data: bytes, limits: ParseLimits) -> ParsedDocument:

@@ -31,12 +31,22 @@ class SlideHints:
     notes: bool = False  # the slide has speaker notes: unstructured yields them first, they are read last
 
 
-def pptx_slide_hints(data: bytes) -> list[SlideHints]:
-    """One `SlideHints` per slide, in deck order."""
+def pptx_as_shown(data: bytes) -> tuple[bytes, int, list[SlideHints]]:
+    """`data` with the text PowerPoint does not show taken out (pptx_shown.py; `data` itself
+    when there is none), the characters taken out, and one `SlideHints` per slide in deck
+    order. The deck is loaded once for both."""
     import pptx
 
+    from rag_pipeline.parsing.office.pptx_shown import unseen_removed
+
     presentation = pptx.Presentation(BytesIO(data))
-    return [_slide_hints(slide) for slide in presentation.slides]
+    hidden = unseen_removed(presentation)
+    hints = [_slide_hints(slide) for slide in presentation.slides]
+    if hidden:
+        shown = BytesIO()
+        presentation.save(shown)
+        data = shown.getvalue()
+    return data, hidden, hints
 
 
 def map_slide(items: list[Any], slide_no: int, hints: SlideHints) -> list[Element]:
