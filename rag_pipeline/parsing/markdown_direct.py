@@ -103,7 +103,11 @@ def parse_markdown_direct(text: str) -> list[Element] | None:
     import markdown
     from lxml import etree
 
-    html_text = markdown.markdown(headings_apart(text), extensions=_EXTENSIONS)
+    _check_source_nesting(text)
+    try:
+        html_text = markdown.markdown(headings_apart(text), extensions=_EXTENSIONS)
+    except RecursionError:
+        raise ParseError(_TOO_DEEP) from None
     if not html_text or not html_text.strip():
         return []
     if "katex" in html_text or "<math" in html_text.lower():
@@ -171,6 +175,30 @@ def headings_apart(text: str) -> str:
     return "\n".join(out)
 
 
+_TOO_DEEP = (f"Markdown nests HTML or lists {LXML_DEPTH + 1} levels deep or more; text that deep is not read -- "
+             "flatten the nesting (raw <div>, <blockquote> or list levels)")
+_NESTING_LINE = re.compile(r"(?m)^([ \t]*)((?:>[ \t]?)*)[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]")
+_TAB = 4  # python-markdown's tab_length: a list nests one level per four columns of indentation
+
+
+def _check_source_nesting(text: str) -> None:
+    """Refuse, before python-markdown reads it, a text whose list items are indented (or quoted)
+    so deep that the HTML would pass LXML_DEPTH: python-markdown's time grows with the square of
+    such a text (a list 1,500 levels deep took 271 s) before it fails on Python's recursion limit.
+    Each list level is two HTML levels (<ul><li>), each ">" one (<blockquote>). Lines inside
+    fenced code are skipped (code is not nested)."""
+    from markdown.extensions.fenced_code import FencedBlockPreprocessor
+
+    fences = [m.span() for m in FencedBlockPreprocessor.FENCED_BLOCK_RE.finditer(text)] if "`" in text or "~" in text else []
+    for match in _NESTING_LINE.finditer(text):
+        indent = len(match.group(1).expandtabs(_TAB))
+        quotes = match.group(2).count(">")
+        if 2 * (indent // _TAB) + quotes < LXML_DEPTH:
+            continue
+        if not any(start <= match.start() < end for start, end in fences):
+            raise ParseError(_TOO_DEEP)
+
+
 def _check(root) -> None:  # noqa: ANN001 -- an lxml element
     """Refuse what the walk does not implement, and trees deeper than MAX_DEPTH; a file nested
     so deep that the former path lost text is refused with what to fix."""
@@ -179,8 +207,7 @@ def _check(root) -> None:  # noqa: ANN001 -- an lxml element
         node, depth = stack.pop()
         deepest = max(deepest, depth)
         if depth >= LXML_DEPTH:
-            raise ParseError(f"Markdown nests HTML or lists {LXML_DEPTH + 1} levels deep or more; text that deep is "
-                             "not read -- flatten the nesting (raw <div>, <blockquote> or list levels)")
+            raise ParseError(_TOO_DEEP)
         for child in node:
             if not isinstance(child.tag, str) or child.tag in _UNSUPPORTED:
                 raise Unsupported(str(child.tag))

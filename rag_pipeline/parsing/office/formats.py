@@ -14,6 +14,7 @@ from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.office.document_meta import core_title, html_bold_texts, html_title
 from rag_pipeline.parsing.office.elements import map_docx_element, map_markup_elements
 from rag_pipeline.parsing.office.html_content import extract_main_content, mail_html_as_shown
+from rag_pipeline.parsing.office.html_tree import MAX_NESTING
 from rag_pipeline.parsing.office.markdown_tables import normalize_markdown
 from rag_pipeline.parsing.office.slides import SlideHints, map_slide, pptx_as_shown
 from rag_pipeline.parsing.office.text import decode_html, decode_utf8_strict, normalize_whitespace
@@ -69,7 +70,7 @@ def _parse_html(data: bytes, limits: ParseLimits) -> ParsedDocument:
     from unstructured.partition.html import partition_html
 
     page = decode_html(data)
-    main_html, captions = extract_main_content(page)
+    main_html, captions, flattened = extract_main_content(page)
     raw = partition_html(text=main_html, languages=[""])
     elements = map_markup_elements(raw)
     bold = html_bold_texts(main_html)
@@ -78,7 +79,9 @@ def _parse_html(data: bytes, limits: ParseLimits) -> ParsedDocument:
             element.kind = "caption"
         elif element.kind == "paragraph" and normalize_whitespace(element.text) in bold:
             element.bold = True
-    return ParsedDocument(elements=elements, parser=PARSER_VERSION, title=html_title(page))
+    warnings = [f"{flattened:,} elements nested more than {MAX_NESTING} levels deep were read as plain text (their "
+                "structure is lost, their text kept); close the page's tags or flatten its nesting"] if flattened else []
+    return ParsedDocument(elements=elements, parser=PARSER_VERSION, title=html_title(page), warnings=warnings)
 
 
 def _parse_markdown(data: bytes, limits: ParseLimits) -> ParsedDocument:

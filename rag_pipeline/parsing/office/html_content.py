@@ -14,8 +14,10 @@ from lxml import etree
 
 from rag_pipeline.parsing.office.html_chrome import drop_hidden, strip_chrome
 from rag_pipeline.parsing.office.html_tree import (
+    MAX_NESTING,
     class_and_id,
     drop,
+    flatten_deep_nesting,
     has_ancestor,
     link_density,
     parse_html_tree,
@@ -43,9 +45,10 @@ class _Candidate:
     score: float = 0.0
 
 
-def extract_main_content(text: str) -> tuple[str, set[str]]:
-    """The page's main content as an HTML string, and the (whitespace-normalised) texts of its
-    figure captions, which unstructured would otherwise drop together with the <figure>.
+def extract_main_content(text: str) -> tuple[str, set[str], int]:
+    """The page's main content as an HTML string, the (whitespace-normalised) texts of its
+    figure captions, which unstructured would otherwise drop together with the <figure>, and how
+    many elements nested too deep for unstructured were unwrapped (html_tree.flatten_deep_nesting).
 
     Structural chrome (nav, aside, footer, forms, ARIA landmarks that are not main, hidden
     elements, Readability's "unlikely" class names) is always removed. Then, if the page says
@@ -54,19 +57,20 @@ def extract_main_content(text: str) -> tuple[str, set[str]]:
     so long documents spread over many sibling blocks (a 10-K, a manual) are kept whole."""
     root = parse_html_tree(text)
     if root is None:
-        return text, set()
+        return text, set(), 0
     body = root.find(".//body")
     body = body if body is not None else root
     strip_chrome(body)
     mark_sup_elements(body)
+    flattened = flatten_deep_nesting(root)
     _expand_colspans(body)
     captions = _unwrap_figures(body)
     chosen = _declared_main(body)
     if chosen is None:
         chosen = _densest_block(body)
     if chosen is None or chosen is body:
-        return etree.tostring(root, encoding="unicode", method="html"), captions
-    return _wrap_as_document([*_page_title(chosen, body), chosen]), captions
+        return etree.tostring(root, encoding="unicode", method="html"), captions, flattened
+    return _wrap_as_document([*_page_title(chosen, body), chosen]), captions, flattened
 
 
 # What makes an e-mail's HTML worth parsing before unstructured reads it: a <sup>, or anything
@@ -77,13 +81,15 @@ _NEEDS_TREE = re.compile(r"<sup[\s>/]|hidden|display|opacity|font-size|transpare
 def mail_html_as_shown(text: str) -> str:
     """An HTML text that does not go through `extract_main_content` (an e-mail's HTML part) as a
     reader is shown it: hidden elements dropped (`html_chrome.drop_hidden`: a hidden block of
-    instructions in a mail reaches no index) and `<sup>` digits marked; the text itself when it
-    holds neither."""
-    root = parse_html_tree(text) if _NEEDS_TREE.search(text) else None
+    instructions in a mail reaches no index), `<sup>` digits marked and nesting too deep for
+    unstructured flattened; the text itself when it holds none of these."""
+    deep = text.count("<") > MAX_NESTING  # cheap: fewer tags cannot nest that deep
+    root = parse_html_tree(text) if deep or _NEEDS_TREE.search(text) else None
     if root is None:
         return text
     dropped = drop_hidden(root)
-    if not (mark_sup_elements(root) or dropped):
+    marked = mark_sup_elements(root)
+    if not (marked or dropped or (deep and flatten_deep_nesting(root))):
         return text
     return etree.tostring(root, encoding="unicode", method="html")
 

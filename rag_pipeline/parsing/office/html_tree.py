@@ -9,17 +9,64 @@ from typing import Any
 from lxml import etree
 from lxml import html as lxml_html
 
+from rag_pipeline.parsing.types import ParseError
+
 _WS_RE = re.compile(r"\s+")
+
+
+# libxml2's HTML parser, without huge_tree (unstructured's partition_html), stops reading at 256
+# levels of nesting and silently drops the rest of the page; trees are flattened below that.
+MAX_NESTING = 250
+_BLOCK_TAGS = frozenset((
+    "address", "article", "aside", "blockquote", "body", "br", "dd", "div", "dl", "dt", "figcaption", "figure",
+    "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "ol", "p", "pre", "section", "table", "tbody",
+    "td", "tfoot", "th", "thead", "tr", "ul",
+))  # fmt: skip
 
 
 def parse_html_tree(text: str) -> Any | None:
     """The page as an lxml document without comments or processing instructions (they are never
-    content), or None when lxml cannot make a tree of it at all."""
-    parser = lxml_html.HTMLParser(remove_comments=True, remove_pis=True)
+    content), or None when lxml cannot make a tree of it at all. The page is read to 2,048
+    levels of nesting (huge_tree; `flatten_deep_nesting` makes that readable to unstructured);
+    a page nested deeper is refused with a ParseError, since the rest of it cannot be read."""
+    parser = lxml_html.HTMLParser(remove_comments=True, remove_pis=True, huge_tree=True)
     try:
-        return lxml_html.document_fromstring(text, parser=parser)
+        root = lxml_html.document_fromstring(text, parser=parser)
     except (etree.ParserError, ValueError):
         return None
+    beyond = [error.message for error in parser.error_log if error.type_name == "ERR_RESOURCE_LIMIT"]
+    if beyond:  # even huge_tree stops at 2,048 levels: what follows is lost, so refuse rather than truncate
+        raise ParseError(f"HTML beyond what its parser reads ({beyond[0].strip()}): the text after that point would be "
+                         "lost -- close the page's tags or flatten its nesting")
+    return root
+
+
+def flatten_deep_nesting(root: Any) -> int:
+    """Every element nested deeper than MAX_NESTING replaced by what it holds, so no text sits
+    where unstructured's parser stops reading: legacy pages of unclosed <font> or <b> tags, or a
+    hostile page of thousands of nested <div>s, lost everything after the 256th level without a
+    word. Block elements leave a line break, so their words stay apart; the text is kept, the
+    structure that deep is not. Call it after hidden elements and scripts are dropped. Returns
+    how many elements were unwrapped."""
+    boundary: list[Any] = []
+    stack = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth == MAX_NESTING:
+            boundary.append(node)
+            continue
+        stack.extend((child, depth + 1) for child in node if isinstance(child.tag, str))
+    unwrapped = 0
+    for top in boundary:
+        for node in list(top.iterdescendants()):
+            if not isinstance(node.tag, str):
+                continue
+            if node.tag in _BLOCK_TAGS:
+                node.text = "\n" + (node.text or "")
+                node.tail = "\n" + (node.tail or "")
+            node.drop_tag()
+            unwrapped += 1
+    return unwrapped
 
 
 def class_and_id(node: Any) -> str:
