@@ -116,14 +116,23 @@ def sniff(data: bytes) -> str:
             return content
     if b"%PDF-" in data[:1024]:  # readers accept up to 1 KB of junk before the header
         return "pdf"
-    if head.startswith(_BOMS[1:]):
-        return "text"  # UTF-16 text: NUL bytes are expected there
+    if head.startswith(_BOMS[1:]) or looks_like_utf16(head):
+        return "text"  # UTF-16 text: NUL bytes are expected there (without a mark, decoding says what to do)
     if b"\x00" in head:
         return "binary"
     body = head[3:] if head.startswith(_BOMS[0]) else head
     if _HTML_START_RE.match(body):
         return "html"
     return "text"
+
+
+def looks_like_utf16(data: bytes) -> bool:
+    """Every other byte of the start NUL: ASCII-range text in UTF-16, with or without its mark."""
+    head = data[:512]
+    if len(head) < 8:
+        return False
+    odd, even = head[1::2], head[0::2]
+    return odd.count(0) > 0.9 * len(odd) or even.count(0) > 0.9 * len(even)
 
 
 def _mismatch(suffix: str, content: str) -> ParseError:

@@ -83,10 +83,10 @@ def parse_markdown_file(data: bytes, *, name: str, limits: ParseLimits) -> Parse
     """A Markdown file as the unstructured path parses it (strict UTF-8, GitHub table rows
     repaired), without importing unstructured unless the direct walk defers to it."""
     from rag_pipeline.parsing.office.markdown_tables import normalize_markdown
-    from rag_pipeline.parsing.office.text import decode_utf8_strict
+    from rag_pipeline.parsing.office.text import decode_text_strict
     from rag_pipeline.parsing.office.version import PARSER_VERSION
 
-    text = decode_utf8_strict(data, "Markdown")
+    text = decode_text_strict(data, "Markdown")
     if not text.strip():
         return ParsedDocument(elements=[], parser=PARSER_VERSION)
     elements = parse_markdown_direct(normalize_markdown(text))

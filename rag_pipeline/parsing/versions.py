@@ -19,9 +19,10 @@ OFFICE_PARSER_VERSION = f"unstructured-{UNSTRUCTURED_VERSION}+map3"  # map3: hea
 # A change that reaches one kind only bumps that kind's own suffix, so documents of the other
 # kinds keep their parses (and a file quarantined under the former parser is tried again).
 KIND_SUFFIXES = {
-    "markdown": "+md2",  # md2: raw <sup> digits marked (parsing/superscripts.py); md1: openers python-markdown reads to the end escaped in hostile text (parsing/markdown_openers.py)
+    "markdown": "+md3",  # md3: UTF-16/32 with a byte-order mark read (office/text.decode_text_strict); md2: raw <sup> digits marked (parsing/superscripts.py); md1: openers python-markdown reads to the end escaped in hostile text (parsing/markdown_openers.py)
     "docx": "+docx3",  # docx3: a drop cap starts the paragraph it begins, text Word does not show left out (parsing/office/docx_wrappers.py); docx2: superscript digits marked (parsing/superscripts.py); docx1: text in tracked insertions, content controls, fields, text boxes and notes read (parsing/office/docx_wrappers.py)
     "html": "+html3",  # html3: pages nested past 250 levels read to their end, the deep part as plain text, and past 2,048 refused (office/html_tree.py), where the rest was silently dropped; html2: text at font size 0, opacity 0 or in a transparent colour left out, and hidden elements whatever their size (office/html_chrome.py); html1: <sup> digits marked (parsing/superscripts.py)
     "pptx": "+pptx3",  # pptx3: text PowerPoint does not show left out: hidden or off-slide shapes, runs of 1 pt, text in the background colour on nothing (parsing/office/pptx_shown.py); pptx2: superscript digits marked (parsing/superscripts.py); pptx1: speaker notes read, after each slide's shapes (parsing/office/slides.py)
+    "text": "+txt1",  # txt1: UTF-16/32 with a byte-order mark read, lone "\r" line ends split lines (office/text.decode_text_strict)
     "email": "+eml4",  # eml4: HTML parts nested past 250 levels read to their end (office/html_tree.py); eml3: hidden elements of HTML parts dropped (office/html_chrome.drop_hidden); eml2: <sup> digits of HTML parts marked (parsing/superscripts.py); eml1: every inline text part and every enclosed message read (parsing/office/email_parts.py)
 }

@@ -17,7 +17,7 @@ from rag_pipeline.parsing.office.html_content import extract_main_content, mail_
 from rag_pipeline.parsing.office.html_tree import MAX_NESTING
 from rag_pipeline.parsing.office.markdown_tables import normalize_markdown
 from rag_pipeline.parsing.office.slides import SlideHints, map_slide, pptx_as_shown
-from rag_pipeline.parsing.office.text import decode_html, decode_utf8_strict, normalize_whitespace
+from rag_pipeline.parsing.office.text import decode_html, decode_text_strict, normalize_whitespace
 from rag_pipeline.parsing.office.version import PARSER_VERSION
 from rag_pipeline.parsing.types import Element, ParsedDocument
 
@@ -88,7 +88,7 @@ def _parse_markdown(data: bytes, limits: ParseLimits) -> ParsedDocument:
     """Markdown goes through python-markdown (tables, fenced code) and the HTML partitioner."""
     from unstructured.partition.md import partition_md
 
-    text = decode_utf8_strict(data, "Markdown")
+    text = decode_text_strict(data, "Markdown")
     if not text.strip():
         return ParsedDocument(elements=[], parser=PARSER_VERSION)
     raw = partition_md(text=normalize_markdown(text), languages=[""])
@@ -100,7 +100,7 @@ def _parse_text(data: bytes, limits: ParseLimits) -> ParsedDocument:
     kept as level-1 headings because in notes and READMEs such lines nearly always are."""
     from unstructured.partition.text import partition_text
 
-    text = decode_utf8_strict(data, "text")
+    text = decode_text_strict(data, "text")
     if not text.strip():
         return ParsedDocument(elements=[], parser=PARSER_VERSION)
     raw = partition_text(text=text, languages=[""])

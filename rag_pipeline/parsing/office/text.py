@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 
+from rag_pipeline.parsing.detect import looks_like_utf16
 from rag_pipeline.parsing.types import ParseError
 
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -11,16 +13,29 @@ UTF8_BOM = b"\xef\xbb\xbf"
 _META_CHARSET_RE = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]{1,40})""", re.I)
 
 
-def decode_utf8_strict(data: bytes, what: str) -> str:
-    """Text and Markdown must be UTF-8: guessing a legacy code page silently corrupts accented
-    text in the index, while an error tells the owner exactly what to fix. A BOM is allowed."""
-    offset = len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0
+def decode_text_strict(data: bytes, what: str) -> str:
+    """Text and Markdown must be Unicode: UTF-8, or UTF-8/16/32 announced by a byte-order mark
+    (Windows Notepad and PowerShell write UTF-16 with one). Guessing a legacy code page silently
+    corrupts accented text in the index, while an error tells the owner exactly what to fix.
+    Line ends are made "\n": a lone "\r" (classic Mac, some exports) otherwise ran a whole file
+    into one paragraph with no heading."""
+    encoding, offset = next(((name, len(bom)) for bom, name in _BOMS if data.startswith(bom)), ("utf-8", 0))
+    if not offset and looks_like_utf16(data):  # NUL is valid UTF-8: it would decode, one letter in two
+        raise ParseError(f"{what} file looks like UTF-16 without a byte-order mark, so its encoding is a guess; "
+                         "re-save the file as UTF-8 (or as UTF-16 with its mark)")
     try:
-        return data[offset:].decode("utf-8")
+        text = data[offset:].decode(encoding)
     except UnicodeDecodeError as exc:
         raise ParseError(
-            f"{what} file is not valid UTF-8 at byte {exc.start + offset}; re-save the file as UTF-8"
+            f"{what} file is not valid {encoding.upper().replace('-LE', '').replace('-BE', '')} at byte "
+            f"{exc.start + offset}; re-save the file as UTF-8"
         ) from exc
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+# UTF-32 first: its little-endian mark starts with UTF-16's
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (UTF8_BOM, "utf-8"),
+         (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 
 
 def decode_html(data: bytes) -> str:
