@@ -144,3 +144,21 @@ def test_hostile_and_broken_mails_are_read_or_refused_clearly() -> None:
     nested = "".join(f'Content-Type: multipart/mixed; boundary="b{i}"\r\n\r\n--b{i}\r\n' for i in range(2_000))
     with pytest.raises(ParseError, match=r"could not read this e-mail \(\.eml\) file"):
         parse_document(f"From: a@b.c\r\nSubject: N\r\nMIME-Version: 1.0\r\n{nested}text\r\n".encode(), "n.eml")
+
+
+def _raw_mail(charset: str, body: bytes) -> bytes:
+    return (f"From: a@example.com\r\nSubject: Budget\r\nContent-Type: text/plain; charset=\"{charset}\"\r\n"
+            "Content-Transfer-Encoding: 8bit\r\n\r\n").encode() + body + b"\r\n"
+
+
+@pytest.mark.parametrize(("charset", "body"), [
+    ("utf-8", "M\u00fcller approves the budget of 5,000 EUR for the \u201cBerlin\u201d office.".encode("cp1252")),
+    ("us-ascii", "M\u00fcller approves the budget of 5,000 EUR for the \u201cBerlin\u201d office.".encode("utf-8")),
+    ("x-no-such-charset", "M\u00fcller approves the budget of 5,000 EUR for the \u201cBerlin\u201d office.".encode("utf-8")),
+    ("iso-8859-2", "P\u0159\u00edli\u0161 \u017elu\u0165ou\u010dk\u00fd k\u016f\u0148 \u00fap\u011bl \u010f\u00e1belsk\u00e9 \u00f3dy.".encode("iso-8859-2")),
+], ids=["cp1252-labelled-utf8", "utf8-labelled-ascii", "unknown-label", "iso-8859-2-as-labelled"])
+def test_a_body_in_another_charset_than_its_label_reads_without_replacement_characters(charset: str, body: bytes) -> None:
+    texts = [e.text for e in parse_document(_raw_mail(charset, body), "budget.eml").elements]
+    assert "\ufffd" not in "".join(texts)
+    assert texts[1] in ("M\u00fcller approves the budget of 5,000 EUR for the \u201cBerlin\u201d office.",
+                        "P\u0159\u00edli\u0161 \u017elu\u0165ou\u010dk\u00fd k\u016f\u0148 \u00fap\u011bl \u010f\u00e1belsk\u00e9 \u00f3dy.")

@@ -2,7 +2,8 @@
 and UTF-32 with a byte-order mark (Notepad's "Unicode", PowerShell's `>`) were refused as "not
 valid UTF-8 at byte 0", and a file of lone "\\r" line ends (classic Mac OS, some exports) was one
 paragraph without a heading. Both now read as the UTF-8 file does. A legacy code page is still
-refused (a guess corrupts accented text); so is UTF-16 without its mark, with a hint saying so."""
+refused (a guess corrupts accented text); so is UTF-16 without its mark, with a hint saying so.
+And a short line that ends as a sentence ends is no longer guessed a heading in text and mail."""
 
 from __future__ import annotations
 
@@ -63,3 +64,15 @@ def test_a_large_utf16_file_reads_every_paragraph() -> None:
     elements = parse_document(codecs.BOM_UTF16_LE + text.encode("utf-16-le"), "register.txt").elements
     joined = "\n".join(e.text for e in elements)
     assert all(f"Paragraph {i} of" in joined for i in (0, 9_999, 19_999)) and joined.count("Paragraph ") == 20_000
+
+
+def test_a_short_sentence_is_not_guessed_a_heading_in_text_or_mail() -> None:
+    # unstructured guesses every short line a heading; one that ends as a sentence ends is not
+    text = ("Travel policy\n\nPlease approve by Friday.\n\nChapter 3.\n\n"
+            "Book through the portal; receipts go to finance within thirty days of the trip.\n")
+    kinds = {e.text: e.kind for e in parse_document(text.encode(), "notes.txt").elements}
+    assert kinds == {"Travel policy": "heading", "Please approve by Friday.": "paragraph", "Chapter 3.": "heading",
+                     "Book through the portal; receipts go to finance within thirty days of the trip.": "paragraph"}
+    mail = f"Subject: Trip\r\n\r\n{text}".encode()
+    mailed = {e.text: e.kind for e in parse_document(mail, "trip.eml").elements}
+    assert mailed["Please approve by Friday."] == "paragraph" and mailed["Travel policy"] == "heading"

@@ -101,16 +101,20 @@ def _related_root(part: Message, children: list[Message]) -> Message | None:
 
 
 def _content(part: Message) -> str:
-    """A text part's text, decoded by its charset; an unknown or wrong charset is read as UTF-8
-    with replacement characters rather than losing the part."""
-    try:
-        content = part.get_content()  # type: ignore[attr-defined]
-        if isinstance(content, str):
-            return content
-    except (LookupError, ValueError, AttributeError, KeyError):
-        pass
+    """A text part's text: strictly decoded by its declared charset, else as UTF-8, else as
+    Windows-1252. Mail often says one charset and sends another (Latin text declared UTF-8 or
+    ASCII by an old client, or a charset name no codec knows); decoding by the label with
+    replacement characters turned "Müller" into "M\ufffdller" in the index, which no search finds.
+    Windows-1252 is what such mislabelled mail nearly always is, and it decodes any byte."""
     payload = part.get_payload(decode=True)
-    return payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
+    if not isinstance(payload, bytes):
+        return ""
+    for encoding in (part.get_content_charset() or "us-ascii", "utf-8"):
+        try:
+            return payload.decode(encoding)
+        except (LookupError, UnicodeDecodeError):
+            continue
+    return payload.decode("cp1252", "replace")
 
 
 def subject_of(message: Message) -> str:

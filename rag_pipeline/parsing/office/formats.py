@@ -12,7 +12,7 @@ from typing import Any
 
 from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.office.document_meta import core_title, html_bold_texts, html_title
-from rag_pipeline.parsing.office.elements import map_docx_element, map_markup_elements
+from rag_pipeline.parsing.office.elements import map_docx_element, map_guessed_text_elements, map_markup_elements
 from rag_pipeline.parsing.office.html_content import extract_main_content, mail_html_as_shown
 from rag_pipeline.parsing.office.html_tree import MAX_NESTING
 from rag_pipeline.parsing.office.markdown_tables import normalize_markdown
@@ -104,7 +104,7 @@ def _parse_text(data: bytes, limits: ParseLimits) -> ParsedDocument:
     if not text.strip():
         return ParsedDocument(elements=[], parser=PARSER_VERSION)
     raw = partition_text(text=text, languages=[""])
-    return ParsedDocument(elements=map_markup_elements(raw), parser=PARSER_VERSION)
+    return ParsedDocument(elements=map_guessed_text_elements(raw), parser=PARSER_VERSION)
 
 
 def _parse_email(data: bytes, limits: ParseLimits) -> ParsedDocument:
@@ -134,9 +134,9 @@ def _parse_email(data: bytes, limits: ParseLimits) -> ParsedDocument:
             continue
         if part.kind == "text/html":
             raw = partition_html(text=mail_html_as_shown(part.text), languages=[""])
+            elements += map_markup_elements(raw, heading_offset=level)
         else:
-            raw = partition_text(text=part.text, languages=[""])
-        elements += map_markup_elements(raw, heading_offset=level)
+            elements += map_guessed_text_elements(partition_text(text=part.text, languages=[""]), heading_offset=level)
     return ParsedDocument(elements=elements, parser=PARSER_VERSION)
 
 
