@@ -37,15 +37,24 @@ def apply_font_headings(pages: list[Page]) -> None:
         unit.level = min(_heading_depth(unit.text) or level_of(size), 4)
 
 
+_LABEL_GAP = 150  # pt between a form label's end and its value's field: forms align fields in a column
+
+
 def _has_side_text(unit: Unit, page: Page) -> bool:
     """A label with text right next to it on the same rows (glossary term, form field name) is
-    not a heading; a column gutter is wider than the 45 pt looked at here."""
+    not a heading, nor is the value right of a label ending in ":" (a filled-in form field,
+    often set larger than the form's text; its box may start well right of a short label). A
+    column gutter is wider than the 45 pt looked at for labels."""
     y0, y1 = unit.bbox[1], unit.bbox[3]
     column = column_index(unit.bbox, page.gutters)
     for other in page.units:
         if other is unit or column_index(other.bbox, page.gutters) != column:
             continue
-        if unit.bbox[2] <= other.bbox[0] <= unit.bbox[2] + 45 and min(y1, other.bbox[3]) - max(y0, other.bbox[1]) > 2:
+        if min(y1, other.bbox[3]) - max(y0, other.bbox[1]) <= 2:
+            continue
+        if unit.bbox[2] <= other.bbox[0] <= unit.bbox[2] + 45:
+            return True
+        if unit.bbox[0] - _LABEL_GAP <= other.bbox[2] <= unit.bbox[0] and other.text.rstrip().endswith(":"):
             return True
     return False
 

@@ -68,15 +68,33 @@ def in_margin(box: Box, height: float) -> bool:
 
 def _top_down(units: list[Unit]) -> list[Unit]:
     """Single-column order: by top edge, units starting on the same row left to right (keeps a
-    side heading before the paragraph next to it)."""
+    side heading before the paragraph next to it, and a form's label before its value, whose
+    field box is taller than the label's line)."""
     ordered = sorted(units, key=lambda u: u.bbox[1])
     rows: list[list[Unit]] = []
     for unit in ordered:
-        if rows and unit.bbox[1] - rows[-1][0].bbox[1] < 3:
+        if rows and _same_row(rows[-1][0], unit):
             rows[-1].append(unit)
         else:
             rows.append([unit])
     return [u for row in rows for u in sorted(row, key=lambda u: u.bbox[0])]
+
+
+def _same_row(first: Unit, unit: Unit) -> bool:
+    """Whether `unit` starts on the row `first` starts: tops within 3 pt, or a label (a unit of
+    one or two lines ending in ":") and the text right of it whose first lines hold each other's middle (a form field's box
+    is taller than its label's line, so their tops differ)."""
+    if unit.bbox[1] - first.bbox[1] < 3:
+        return True
+    label, value = (first, unit) if first.bbox[0] < unit.bbox[0] else (unit, first)
+    if not (0 < len(label.lines) <= 2 and label.text.rstrip().endswith(":")) or value.bbox[0] < label.bbox[2]:
+        return False
+    a, b = _first_line(first), _first_line(unit)
+    return a[1] <= (b[1] + b[3]) / 2 <= a[3] or b[1] <= (a[1] + a[3]) / 2 <= b[3]
+
+
+def _first_line(unit: Unit) -> Box:
+    return unit.lines[0].bbox if unit.lines else unit.bbox
 
 
 def _find_gutters(units: list[Unit]) -> list[tuple[float, float]]:
@@ -151,9 +169,20 @@ def _valid_columns(
     heights = [0.0] * len(widths)
     for u in parts:
         heights[column_index(u.bbox, gutters)] += sum(line.bbox[3] - line.bbox[1] for line in u.lines)
-    if min(heights) < 0.12 * total:
+    if min(heights) < 0.12 * total or _label_column(parts, gutters):
         return []
     return gutters
+
+
+def _label_column(parts: list[Unit], gutters: list[tuple[float, float]]) -> bool:
+    """True when a column left of a gutter is mostly labels ("Employee name:", "Amount:"): a form
+    or a key-value list, whose values beside them are read row by row, not as a second column
+    after all the labels."""
+    for column in range(len(gutters)):
+        lines = [line.text.rstrip() for u in parts if column_index(u.bbox, gutters) == column for line in u.lines]
+        if len(lines) >= 2 and sum(text.endswith(":") for text in lines) >= 0.6 * len(lines):
+            return True
+    return False
 
 
 def _crosses(box: Box, gutters: list[tuple[float, float]]) -> bool:
