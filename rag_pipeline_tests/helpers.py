@@ -208,3 +208,11 @@ def acl_second_run(url: str, embedder: Any, model_id: int) -> None:
         assert _store.versions.stage_tombstone(writer, "r2", "docs", "delete/1")
         assert _store.versions.stage_acl_version(writer, "r2", "docs", "narrow/1", ["b"])
         assert _store.versions.stage_acl_version(writer, "r2", "docs", "widen/1", ["a", "b"])
+
+
+def pathological_markdown() -> bytes:
+    """A small file that needs minutes of parser CPU, for the time limits: 50,000 setext
+    headings with no blank line between them (200 KB), where python-markdown splits the block's
+    remainder again at each one. (A list nested 1,500 levels served before; it is now refused
+    before python-markdown reads it.)"""
+    return b"x\n=\n" * 50_000

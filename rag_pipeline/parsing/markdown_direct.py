@@ -22,6 +22,10 @@ Where the answers differ, on purpose:
   parser silently drops everything from that depth to the end of the file, so the former path
   indexed a truncated document, or refused it as "no text found". The direct parser reads the
   whole tree (huge_tree) and refuses the file with a reason that says what to fix.
+- Raw <details> (a README's "click to expand") and <figure>: the former path dropped them with
+  everything inside; the direct parser reads what they hold, the <summary> or <figcaption> as
+  a paragraph (office/html_tree.open_figures_and_details, as for HTML files). The fallback to
+  the unstructured path (MathML, deep nesting) still drops them.
 - A file of only HTML comments: the former path failed with "AttributeError: 'NoneType' object
   has no attribute 'xpath'"; the direct parser finds no elements, so the file is refused as
   "no text found in this Markdown file".
@@ -35,12 +39,17 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 from rag_pipeline.parsing.config import ParseLimits
+from rag_pipeline.parsing.markdown_source import (
+    LXML_DEPTH,
+    TOO_DEEP,
+    check_source_nesting,
+    headings_apart,
+    markdown_inside_details,
+)
 from rag_pipeline.parsing.superscripts import mark_sup_elements
 from rag_pipeline.parsing.types import Element, ParsedDocument, ParseError
 
 MAX_DEPTH = 120  # HTML nesting the walk follows; deeper trees go to the unstructured path
-LXML_DEPTH = 255  # from this depth lxml's default HTML parser (the former path's) drops the rest of the file
-_EXTENSIONS = ["tables", "fenced_code"]  # unstructured.partition.md's defaults
 _STRIPPED = ["del", "link", "meta", "noscript", "script", "style"]  # partition_html strips these first
 
 # unstructured/partition/html/parser.py's element-class registry, by the behaviour the walk needs
@@ -103,11 +112,14 @@ def parse_markdown_direct(text: str) -> list[Element] | None:
     import markdown
     from lxml import etree
 
-    _check_source_nesting(text)
+    from rag_pipeline.parsing.office.html_tree import open_figures_and_details
+
+    check_source_nesting(text)
+    source, extensions = markdown_inside_details(headings_apart(text))
     try:
-        html_text = markdown.markdown(headings_apart(text), extensions=_EXTENSIONS)
+        html_text = markdown.markdown(source, extensions=extensions)
     except RecursionError:
-        raise ParseError(_TOO_DEEP) from None
+        raise ParseError(TOO_DEEP) from None
     if not html_text or not html_text.strip():
         return []
     if "katex" in html_text or "<math" in html_text.lower():
@@ -121,6 +133,7 @@ def parse_markdown_direct(text: str) -> list[Element] | None:
         return []
     etree.strip_elements(root, _STRIPPED, with_tail=False)
     mark_sup_elements(root)  # raw <sup> in the Markdown: "10<sup>6</sup>" is 10^6, not 106
+    open_figures_and_details(root)  # raw <details> and <figure>: unstructured dropped what they hold
     main = root.find(".//main")
     if main is None:
         main = root.find(".//body")
@@ -134,71 +147,6 @@ def parse_markdown_direct(text: str) -> list[Element] | None:
     return _mapped(raw)
 
 
-_HEADING_LINE = re.compile(r"(?m)^#")  # an ATX heading as python-markdown reads one (no space needed)
-_RAW_HTML_LINE = re.compile(r"(?m)^ {0,3}<")
-
-
-def headings_apart(text: str) -> str:
-    """`text` with a blank line before each ATX heading line that follows a non-blank one,
-    outside fenced code: python-markdown splits a block at such a heading anyway, so the HTML is
-    the same, but it splits the block's whole remainder again at every one (the tables
-    extension's test reads every line of it), which made a changelog of headings and items
-    without blank lines quadratic: 1.8 s for 4,000 entries (253 KB), ~30 s a megabyte.
-    Left as they are: fenced code (found with python-markdown's own pattern); a block holding a
-    "|" (the tables extension, which runs before headings, takes every line of a table's block
-    as a row, headings too); a block that opens indented (code, or a list item's continuation,
-    which python-markdown parses whole inside the item, headings too); and a text with raw HTML
-    lines or comments, whose blocks python-markdown reads by other rules."""
-    from markdown.extensions.fenced_code import FencedBlockPreprocessor
-
-    if "<!--" in text or _RAW_HTML_LINE.search(text) or not _HEADING_LINE.search(text):
-        return text
-    fences = [m.span() for m in FencedBlockPreprocessor.FENCED_BLOCK_RE.finditer(text)]
-    out: list[str] = []
-    at, fence, previous_blank, kept = 0, 0, True, False
-    for line in text.split("\n"):  # "\n" only: str.splitlines would also break at \f, \x1c, \u2028 ...
-        while fence < len(fences) and fences[fence][1] <= at:
-            fence += 1
-        fenced = fence < len(fences) and fences[fence][0] <= at
-        if line.startswith("#") and not previous_blank and not kept and not fenced:
-            out.append("")
-        out.append(line)
-        at += len(line) + 1
-        blank = not line.strip()
-        if blank:
-            kept = False
-        elif previous_blank:  # the line opening a block: kept whole when indented or holding "|"
-            kept = line[:1] in (" ", "\t") or "|" in line
-        else:
-            kept = kept or "|" in line
-        previous_blank = blank
-    return "\n".join(out)
-
-
-_TOO_DEEP = (f"Markdown nests HTML or lists {LXML_DEPTH + 1} levels deep or more; text that deep is not read -- "
-             "flatten the nesting (raw <div>, <blockquote> or list levels)")
-_NESTING_LINE = re.compile(r"(?m)^([ \t]*)((?:>[ \t]?)*)[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]")
-_TAB = 4  # python-markdown's tab_length: a list nests one level per four columns of indentation
-
-
-def _check_source_nesting(text: str) -> None:
-    """Refuse, before python-markdown reads it, a text whose list items are indented (or quoted)
-    so deep that the HTML would pass LXML_DEPTH: python-markdown's time grows with the square of
-    such a text (a list 1,500 levels deep took 271 s) before it fails on Python's recursion limit.
-    Each list level is two HTML levels (<ul><li>), each ">" one (<blockquote>). Lines inside
-    fenced code are skipped (code is not nested)."""
-    from markdown.extensions.fenced_code import FencedBlockPreprocessor
-
-    fences = [m.span() for m in FencedBlockPreprocessor.FENCED_BLOCK_RE.finditer(text)] if "`" in text or "~" in text else []
-    for match in _NESTING_LINE.finditer(text):
-        indent = len(match.group(1).expandtabs(_TAB))
-        quotes = match.group(2).count(">")
-        if 2 * (indent // _TAB) + quotes < LXML_DEPTH:
-            continue
-        if not any(start <= match.start() < end for start, end in fences):
-            raise ParseError(_TOO_DEEP)
-
-
 def _check(root) -> None:  # noqa: ANN001 -- an lxml element
     """Refuse what the walk does not implement, and trees deeper than MAX_DEPTH; a file nested
     so deep that the former path lost text is refused with what to fix."""
@@ -207,7 +155,7 @@ def _check(root) -> None:  # noqa: ANN001 -- an lxml element
         node, depth = stack.pop()
         deepest = max(deepest, depth)
         if depth >= LXML_DEPTH:
-            raise ParseError(_TOO_DEEP)
+            raise ParseError(TOO_DEEP)
         for child in node:
             if not isinstance(child.tag, str) or child.tag in _UNSUPPORTED:
                 raise Unsupported(str(child.tag))

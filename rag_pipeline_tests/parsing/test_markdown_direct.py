@@ -41,7 +41,7 @@ CONSTRUCTS = {
     "block inside a link": "<a href='x'>link <p>block in link</p> tail</a> after",
     "unknown tags and forms": "<my-widget>w <b>b</b></my-widget>\n\n<form><input>f</form> tail\n\n<svg><title>t</title></svg> s",
     "entities": "&amp; &lt;x&gt; &copy; &#x41; &bogus;",
-    # headings with no blank line before them (markdown_direct.headings_apart): after a paragraph,
+    # headings with no blank line before them (markdown_source.headings_apart): after a paragraph,
     # a list, a quote, a table, a setext heading and code; inside fenced and indented code (kept
     # there); hashtags; an unterminated and an indented fence
     "headings without blank lines": (
@@ -99,7 +99,7 @@ def test_constructs_and_hostile_markdown_parse_to_the_former_elements(name: str)
 def test_headings_are_set_apart_only_outside_fenced_code_and_raw_html() -> None:
     """The blank lines headings_apart inserts (the constructs above show the elements do not
     change), and where it inserts none."""
-    from rag_pipeline.parsing.markdown_direct import headings_apart
+    from rag_pipeline.parsing.markdown_source import headings_apart
 
     assert headings_apart("# a\ntext\n## b\n```\n# code\n```\n# c\n\n# d") == (
         "# a\ntext\n\n## b\n```\n# code\n```\n\n# c\n\n# d")

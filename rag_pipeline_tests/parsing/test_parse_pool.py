@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CORPUS, write_config
-from helpers import query, wait_until
+from helpers import pathological_markdown, query, wait_until
 
 from rag_pipeline.parsing import parse_document
 from rag_pipeline.parsing.config import ParseLimits
@@ -44,11 +44,6 @@ def _parser_processes() -> list:
 
 def _feeders() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "rag-parse-feeder"]
-
-
-def _nested_markdown() -> bytes:
-    """3000 nested list levels: minutes of CPU for the Markdown stack (hostile input)."""
-    return "".join("  " * i + "- item\n" for i in range(3000)).encode()
 
 
 def test_the_machine_size_is_one_parser_per_usable_core_within_available_memory() -> None:
@@ -161,7 +156,7 @@ def test_a_stuck_file_holds_up_only_its_own_parser_and_is_stopped_at_the_limit()
     """A hostile file that would take minutes is stopped at its CPU limit, in its worker; the
     other files are parsed by the second worker meanwhile and come back first."""
     data = (CORPUS / "docs" / "pdf" / "federal_register_2020-17221.pdf").read_bytes()
-    jobs = [Job("nested", _nested_markdown(), "nested.md")] + [Job(i, data, f"fr-{i}.pdf") for i in range(6)]
+    jobs = [Job("nested", pathological_markdown(), "nested.md")] + [Job(i, data, f"fr-{i}.pdf") for i in range(6)]
     order = []
     with ParsePool(ParseLimits(ocr=False, max_seconds=20.0), size=2) as pool:
         for job, outcome in pool.parse_all(jobs, total=len(jobs)):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DEMO_DIR
+from helpers import pathological_markdown
 
 from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.types import ParseError
@@ -17,17 +18,12 @@ from rag_pipeline.parsing.warmup import sample_documents, warm_up
 from rag_pipeline.parsing.worker import ParseWorker, ParseWorkerError, process_cpu_seconds
 
 
-def _pathological_markdown() -> bytes:
-    """1500 nested list levels: the Markdown stack needs minutes of CPU for this."""
-    return "".join("  " * i + "- item\n" for i in range(1500)).encode()
-
-
 def test_normal_files_parse_under_cpu_load_while_a_pathological_file_is_stopped(cpu_load: None) -> None:
     files = sorted(p for p in DEMO_DIR.joinpath("docs").rglob("*") if p.is_file() and p.name != "_access.yaml")
     assert len(files) >= 6
     with ParseWorker(ParseLimits(max_seconds=2.0, ocr=False)) as worker:
         with pytest.raises(ParseError, match="longer than 2 s of CPU time"):
-            worker.parse(_pathological_markdown(), "nested.md")
+            worker.parse(pathological_markdown(), "nested.md")
         for path in files:  # the first file after a timeout gets a fresh worker, warmed before timing
             wire = worker.parse(path.read_bytes(), path.name)
             assert wire["elements"], path

@@ -12,7 +12,7 @@ import zipfile
 import pymupdf
 import pytest
 from conftest import DEMO_DIR, cli_database, write_config
-from helpers import query, search
+from helpers import pathological_markdown, query, search
 
 LIMITS = "limits: {max_bytes: 4000000, max_pages: 40, max_seconds: 4}\nmax_failed_share: 0.95\n"
 
@@ -43,10 +43,6 @@ def _zip_bomb_docx() -> bytes:
     return out.getvalue()
 
 
-def _deeply_nested_markdown() -> bytes:
-    return "".join("  " * i + "- item\n" for i in range(1500)).encode()
-
-
 # kind -> (file name, good bytes, bad bytes, expected stage, words in the message)
 CASES = {
     "corrupt": ("corrupt.pdf", _pdf("The corrupt victim mentions aardvark logistics."),
@@ -67,7 +63,7 @@ CASES = {
     "too_many_pages": ("long.pdf", _pdf("The long victim mentions hippo hauliers."),
                        _pdf("The long victim mentions hippo hauliers.", pages=60), None, "pages"),
     "parse_timeout": ("nested.md", b"# Ibis\n\nThe nested victim mentions ibis imports.\n",
-                      _deeply_nested_markdown(), "parse", "longer than"),
+                      pathological_markdown(), "parse", "longer than"),
 }
 GOOD_PHRASE = {kind: case[1] for kind, case in CASES.items()}
 

@@ -12,13 +12,9 @@ import sys
 from pathlib import Path
 
 from conftest import DEMO_DIR, PROJECT_ROOT, write_config
-from helpers import query, sync, wait_until
+from helpers import pathological_markdown, query, sync, wait_until
 
 DEADLINE_SECONDS = 420  # start-up of a sync on a busy 2-core machine, with room to spare
-
-
-def _pathological_markdown() -> bytes:
-    return "".join("  " * i + "- item\n" for i in range(1500)).encode()
 
 
 def _children(pid: int) -> set[int]:
@@ -55,7 +51,7 @@ def test_kill_9_of_a_sync_frees_its_source_at_once_and_the_next_sync_cleans_up(c
                                                                                 demo_copy: Path, monkeypatch) -> None:
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     slow = demo_copy / "it" / "zz-nested.md"  # parsed last, and needs minutes of CPU
-    slow.write_bytes(_pathological_markdown())
+    slow.write_bytes(pathological_markdown())
     config = write_config(tmp_path, db_url, docs=demo_copy, eval_set=DEMO_DIR / "eval.yaml",
                           extra="limits: {max_seconds: 900}\n")
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "HF_HUB_OFFLINE": "1"}

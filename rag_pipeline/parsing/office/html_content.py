@@ -16,15 +16,14 @@ from rag_pipeline.parsing.office.html_chrome import drop_hidden, strip_chrome
 from rag_pipeline.parsing.office.html_tree import (
     MAX_NESTING,
     class_and_id,
-    drop,
     flatten_deep_nesting,
     has_ancestor,
     link_density,
+    open_figures_and_details,
     parse_html_tree,
     text_len,
 )
 from rag_pipeline.parsing.office.tables import clamped_span
-from rag_pipeline.parsing.office.text import normalize_whitespace
 from rag_pipeline.parsing.superscripts import mark_sup_elements
 
 _POSITIVE_RE = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story", re.I)
@@ -47,7 +46,8 @@ class _Candidate:
 
 def extract_main_content(text: str) -> tuple[str, set[str], int]:
     """The page's main content as an HTML string, the (whitespace-normalised) texts of its
-    figure captions, which unstructured would otherwise drop together with the <figure>, and how
+    figure captions (html_tree.open_figures_and_details: unstructured drops a <figure> or
+    <details> whole, with the code, table or answer inside), and how
     many elements nested too deep for unstructured were unwrapped (html_tree.flatten_deep_nesting).
 
     Structural chrome (nav, aside, footer, forms, ARIA landmarks that are not main, hidden
@@ -64,7 +64,7 @@ def extract_main_content(text: str) -> tuple[str, set[str], int]:
     mark_sup_elements(body)
     flattened = flatten_deep_nesting(root)
     _expand_colspans(body)
-    captions = _unwrap_figures(body)
+    captions = open_figures_and_details(body)
     chosen = _declared_main(body)
     if chosen is None:
         chosen = _densest_block(body)
@@ -75,13 +75,14 @@ def extract_main_content(text: str) -> tuple[str, set[str], int]:
 
 # What makes an e-mail's HTML worth parsing before unstructured reads it: a <sup>, or anything
 # that can hide an element (the `hidden` attribute, display/visibility/opacity/font-size/colour styles)
-_NEEDS_TREE = re.compile(r"<sup[\s>/]|hidden|display|opacity|font-size|transparent", re.I)
+_NEEDS_TREE = re.compile(r"<sup[\s>/]|<figure|<details|hidden|display|opacity|font-size|transparent", re.I)
 
 
 def mail_html_as_shown(text: str) -> str:
     """An HTML text that does not go through `extract_main_content` (an e-mail's HTML part) as a
     reader is shown it: hidden elements dropped (`html_chrome.drop_hidden`: a hidden block of
-    instructions in a mail reaches no index), `<sup>` digits marked and nesting too deep for
+    instructions in a mail reaches no index), `<sup>` digits marked, figures and collapsed
+    sections opened (html_tree.open_figures_and_details) and nesting too deep for
     unstructured flattened; the text itself when it holds none of these."""
     deep = text.count("<") > MAX_NESTING  # cheap: fewer tags cannot nest that deep
     root = parse_html_tree(text) if deep or _NEEDS_TREE.search(text) else None
@@ -89,29 +90,11 @@ def mail_html_as_shown(text: str) -> str:
         return text
     dropped = drop_hidden(root)
     marked = mark_sup_elements(root)
-    if not (marked or dropped or (deep and flatten_deep_nesting(root))):
+    opened = bool(root.find(".//figure") is not None or root.find(".//details") is not None)
+    open_figures_and_details(root)
+    if not (marked or dropped or opened or (deep and flatten_deep_nesting(root))):
         return text
     return etree.tostring(root, encoding="unicode", method="html")
-
-
-def _unwrap_figures(body: Any) -> set[str]:
-    """Replace each <figure> by a paragraph holding its caption (the image itself carries no
-    text); return the caption texts so their elements can be typed "caption"."""
-    captions: set[str] = set()
-    for figure in list(body.iter("figure")):
-        if figure.getparent() is None:
-            continue
-        caption = figure.find(".//figcaption")
-        text = normalize_whitespace(" ".join(caption.itertext())) if caption is not None else ""
-        if not text:
-            drop(figure)
-            continue
-        paragraph = etree.Element("p")
-        paragraph.text = text
-        paragraph.tail = figure.tail
-        figure.getparent().replace(figure, paragraph)
-        captions.add(text)
-    return captions
 
 
 def _expand_colspans(body: Any) -> None:

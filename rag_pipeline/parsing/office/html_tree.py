@@ -9,6 +9,7 @@ from typing import Any
 from lxml import etree
 from lxml import html as lxml_html
 
+from rag_pipeline.parsing.office.text import normalize_whitespace
 from rag_pipeline.parsing.types import ParseError
 
 _WS_RE = re.compile(r"\s+")
@@ -67,6 +68,45 @@ def flatten_deep_nesting(root: Any) -> int:
             node.drop_tag()
             unwrapped += 1
     return unwrapped
+
+
+_TOGGLE_LABEL = re.compile(
+    r"^(?:click (?:here )?to |tap to )?(?:expand|collapse|show|hide|toggle|view|see|more|details|open|close)"
+    r"(?: (?:more|less|all|details|description|code|source|answer|contents?|this|section|here))?[.:!…]*$",
+    re.I,
+)
+
+
+def open_figures_and_details(root: Any) -> set[str]:
+    """Figures and collapsed sections opened for unstructured, which drops a <figure> and a
+    <details> with everything inside: a Jekyll or Hugo code block (<figure class="highlight">),
+    a table or quotation with its caption, an FAQ's answers, a README's "click to expand"
+    sections. Each becomes a <section> holding what it held; its <figcaption> or <summary> a
+    paragraph in place. Returns the caption texts (whitespace-normalised) so their elements can
+    be typed "caption"; a figure with nothing but an image and no caption goes."""
+    captions: set[str] = set()
+    for figure in list(root.iter("figure")):
+        caption = figure.find(".//figcaption")
+        text = normalize_whitespace(" ".join(caption.itertext())) if caption is not None else ""
+        if not text and not normalize_whitespace(" ".join(figure.itertext())):
+            drop(figure)
+            continue
+        figure.tag = "section"  # not "div": the content chooser scores divs up, and a figure is no container
+        if caption is not None:  # one paragraph of its text: a caption often holds a <p> per part
+            paragraph = caption.makeelement("p", {})
+            paragraph.text, paragraph.tail = text, caption.tail
+            caption.getparent().replace(caption, paragraph)
+            captions.add(text)
+    for details in list(root.iter("details")):
+        details.tag = "section"
+        for summary in list(details.iterchildren("summary")):
+            if _TOGGLE_LABEL.match(normalize_whitespace(" ".join(summary.itertext()))):
+                drop(summary)  # "Expand description" (every rustdoc page), "Click to expand": a control, not content
+            else:
+                summary.tag = "p"
+    for caption in list(root.iter("figcaption", "summary")):  # outside their parents: read as paragraphs
+        caption.tag = "p"
+    return captions
 
 
 def class_and_id(node: Any) -> str:
