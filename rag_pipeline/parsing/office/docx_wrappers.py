@@ -16,7 +16,8 @@ shows them with every change accepted: insertions and wrappers are replaced by w
 deletions (`w:del`, `w:moveFrom`) are dropped, a text box's paragraphs follow the paragraph
 that anchors it (its VML fallback copy, kept for old readers, is skipped), and a note's
 paragraphs (unwrapped the same way) follow the paragraph that refers to it, and a drop cap's
-letter starts the paragraph it begins. Superscript digits are marked on the way (superscript_runs.py). A file holding none of these is passed on byte for
+letter starts the paragraph it begins, and equations are written out as linear text
+(docx_math.py). Superscript digits are marked on the way (superscript_runs.py). A file holding none of these is passed on byte for
 byte.
 """
 
@@ -28,6 +29,7 @@ import zipfile
 from io import BytesIO
 
 from rag_pipeline.parsing.office.archive_parts import with_parts
+from rag_pipeline.parsing.office.docx_math import MATH, math_as_text
 from rag_pipeline.parsing.office.superscript_runs import WORD_SUPERSCRIPT, word_marked
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
@@ -79,15 +81,17 @@ def _rewritten(xml: bytes, notes: dict[tuple[str, str], list]) -> tuple[bytes | 
     raised = WORD_SUPERSCRIPT.search(xml) is not None
     capped = _DROP_CAP.search(xml) is not None
     unseen = _HIDDEN.search(xml) is not None
-    if not (wrapped or notes or raised or capped or unseen):
+    maths = MATH.search(xml) is not None
+    if not (wrapped or notes or raised or capped or unseen or maths):
         return None, 0
     root = _parsed(xml)
     moved = _notes_after_their_references(root, notes)
+    written = maths and math_as_text(root)
     if wrapped:
         _unwrap(root)
     removed = _hidden_runs_removed(root) if unseen else 0
     joined = capped and _drop_caps_into_their_paragraphs(root)
-    if not (wrapped | moved | joined | bool(removed) | (raised and word_marked(root))):
+    if not (wrapped | moved | joined | written | bool(removed) | (raised and word_marked(root))):
         return None, 0
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True), removed
 
