@@ -19,6 +19,7 @@ from rag_pipeline.parsing.office.html_tree import (
     flatten_deep_nesting,
     has_ancestor,
     link_density,
+    math_and_ruby_as_read,
     open_figures_and_details,
     parse_html_tree,
     text_len,
@@ -63,6 +64,7 @@ def extract_main_content(text: str) -> tuple[str, set[str], int]:
     strip_chrome(body)
     mark_sup_elements(body)
     flattened = flatten_deep_nesting(root)
+    math_and_ruby_as_read(body)  # after flattening: its walk recurses
     _expand_colspans(body)
     captions = open_figures_and_details(body)
     chosen = _declared_main(body)
@@ -75,7 +77,7 @@ def extract_main_content(text: str) -> tuple[str, set[str], int]:
 
 # What makes an e-mail's HTML worth parsing before unstructured reads it: a <sup>, or anything
 # that can hide an element (the `hidden` attribute, display/visibility/opacity/font-size/colour styles)
-_NEEDS_TREE = re.compile(r"<sup[\s>/]|<figure|<details|hidden|display|opacity|font-size|transparent", re.I)
+_NEEDS_TREE = re.compile(r"<sup[\s>/]|<figure|<details|<math|<ruby|hidden|display|opacity|font-size|transparent", re.I)
 
 
 def mail_html_as_shown(text: str) -> str:
@@ -90,9 +92,11 @@ def mail_html_as_shown(text: str) -> str:
         return text
     dropped = drop_hidden(root)
     marked = mark_sup_elements(root)
-    opened = bool(root.find(".//figure") is not None or root.find(".//details") is not None)
+    flattened = deep and flatten_deep_nesting(root)
+    opened = any(root.find(f".//{tag}") is not None for tag in ("figure", "details", "math", "ruby"))
     open_figures_and_details(root)
-    if not (marked or dropped or opened or (deep and flatten_deep_nesting(root))):
+    math_and_ruby_as_read(root)  # after flattening: its walk recurses
+    if not (marked or dropped or opened or flattened):
         return text
     return etree.tostring(root, encoding="unicode", method="html")
 

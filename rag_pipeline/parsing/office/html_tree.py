@@ -109,6 +109,56 @@ def open_figures_and_details(root: Any) -> set[str]:
     return captions
 
 
+def math_and_ruby_as_read(root: Any) -> None:
+    """MathML given a text unstructured reads, and ruby without its pronunciation guide.
+    unstructured reads a <math> element only through its TeX annotation or `alttext`; a
+    presentation-only formula ("E = mc²" as <mi>/<msup>) was dropped, so its `alttext` is set
+    here to the formula's linear form (c^2, (a+b)/2, √(x)). Ruby text (<rt>, <rp>: the reading
+    of each kanji) ran into the words it annotates ("漢kan字ji"): it goes."""
+    for math in list(root.iter("math")):
+        annotated = any((a.get("encoding") or "").strip().lower() in ("application/x-tex", "text/x-tex", "latex")
+                        for a in math.iter("annotation"))
+        if not (math.get("alttext") or "").strip() and not annotated:
+            linear = normalize_whitespace(_math_linear(math))
+            if linear:
+                math.set("alttext", linear)
+    for annotation in list(root.iter("rt", "rp")):
+        drop(annotation)
+
+
+def _math_linear(node: Any) -> str:
+    """The linear form of a MathML element (Word's "Linear" style, as docx_math.py writes OMML)."""
+    tag = node.tag.split("}")[-1] if isinstance(node.tag, str) else ""
+    children = [child for child in node if isinstance(child.tag, str)]
+    parts = [_math_linear(child) for child in children]
+    if tag in ("annotation", "annotation-xml"):
+        return ""
+    if tag == "semantics":
+        return parts[0] if parts else ""
+    if tag in ("msup", "msub") and len(parts) == 2:
+        return parts[0] + ("^" if tag == "msup" else "_") + _math_group(parts[1]) + " "
+    if tag == "msubsup" and len(parts) == 3:
+        return parts[0] + "_" + _math_group(parts[1]) + "^" + _math_group(parts[2]) + " "
+    if tag == "mfrac" and len(parts) == 2:
+        return _math_group(parts[0]) + "/" + _math_group(parts[1])
+    if tag == "msqrt":
+        return "√" + _math_group("".join(parts))
+    if tag == "mroot" and len(parts) == 2:
+        return parts[1] + "√" + _math_group(parts[0])
+    if tag == "mtable":
+        return "[" + "; ".join(parts) + "]"
+    if tag == "mtr":
+        return ", ".join(parts)
+    if not children:
+        return node.text or ""
+    return (node.text or "") + "".join(parts)
+
+
+def _math_group(text: str) -> str:
+    text = text.strip()
+    return text if re.fullmatch(r"[\w.,]+", text) else f"({text})"
+
+
 def class_and_id(node: Any) -> str:
     """The class and id attributes as one string, which is what the name patterns match."""
     return f"{node.get('class') or ''} {node.get('id') or ''}"
