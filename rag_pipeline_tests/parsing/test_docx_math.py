@@ -86,4 +86,4 @@ def test_a_document_without_equations_is_passed_on_byte_for_byte() -> None:
     document.add_paragraph("No formula here.")
     buffer = BytesIO()
     document.save(buffer)
-    assert read_as_shown(buffer.getvalue()) == (buffer.getvalue(), 0)
+    assert read_as_shown(buffer.getvalue()) == (buffer.getvalue(), 0, 0)

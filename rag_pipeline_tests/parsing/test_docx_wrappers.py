@@ -116,12 +116,12 @@ def test_without_wrappers_or_notes_the_file_is_passed_on_unchanged(corpus_dir: P
     (its footer's page number), the handbook (4,759 elements) three footnotes in each of its two
     copies of the rules: what was read before is all still there, in order, and the rest added."""
     plain = (corpus_dir / "docs" / "docx" / "docling_header_footer_first_page.docx").read_bytes()
-    shown, hidden = read_as_shown(plain)
+    shown, hidden, _ = read_as_shown(plain)
     assert shown is plain and hidden == 0
     for name, added in (("docling_word_sample.docx", 1), ("doj_ust_chapter13_trustee_handbook_2012.docx", 6)):
         data = (corpus_dir / "docs" / "docx" / name).read_bytes()
         now = parse_document(data, name).elements
-        former_read, docx_wrappers.read_as_shown = docx_wrappers.read_as_shown, lambda data: (data, 0)
+        former_read, docx_wrappers.read_as_shown = docx_wrappers.read_as_shown, lambda data: (data, 0, 0)
         try:
             former = parse_document(data, name).elements
         finally:

@@ -101,7 +101,7 @@ def test_docx_without_superscripts_is_read_byte_for_byte_as_before() -> None:
     data = _docx([[("Revenue reached USD 1,234 in 2021, CO", None), ("2", "subscript"), (" included.", None)]])
     from rag_pipeline.parsing.office.docx_wrappers import read_as_shown
 
-    assert read_as_shown(data) == (data, 0)
+    assert read_as_shown(data) == (data, 0, 0)
 
 
 def test_pptx_superscripts_on_slides_and_in_notes_keep_figures_apart() -> None:

@@ -28,7 +28,10 @@ import re
 import zipfile
 from io import BytesIO
 
+from lxml import etree
+
 from rag_pipeline.parsing.office.archive_parts import with_parts
+from rag_pipeline.parsing.office.docx_alt_chunks import ALT_CHUNK, alt_chunks_inlined
 from rag_pipeline.parsing.office.docx_math import MATH, math_as_text
 from rag_pipeline.parsing.office.superscript_runs import WORD_SUPERSCRIPT, word_marked
 
@@ -45,24 +48,30 @@ _HIDDEN = re.compile(rb"<(?:\w+:)?(?:vanish|specVanish)[\s>/]|:sz \w+:val=\"[01]
 _OFF = ("0", "false", "off")
 
 
-def read_as_shown(data: bytes) -> tuple[bytes, int]:
+def read_as_shown(data: bytes) -> tuple[bytes, int, int]:
     """`data` with the wrapped text of its document, header and footer parts moved where
     python-docx reads it, each footnote's and endnote's paragraphs after the paragraph that
-    refers to it, and the text Word does not show taken out (`_hidden_runs_removed`); `data`
-    itself when there is nothing to change. Each part is parsed once. Also: the characters of
-    hidden text taken out."""
+    refers to it, alternative-format chunks read in (docx_alt_chunks.py) and the text Word does
+    not show taken out (`_hidden_runs_removed`); `data` itself when there is nothing to change.
+    Also: the characters of hidden text taken out, and the chunks that could not be read."""
     with zipfile.ZipFile(BytesIO(data)) as archive:
         names = set(archive.namelist())
-        changed, hidden = {}, 0
+        changed, hidden, unread = {}, 0, 0
         for name in sorted(names):
             if _PARTS.match(name):
                 xml = archive.read(name)
+                if ALT_CHUNK.search(xml):
+                    root = _parsed(xml)
+                    inlined, unread_here = alt_chunks_inlined(root, archive, name)
+                    unread += unread_here
+                    if inlined or unread_here:
+                        xml = changed[name] = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
                 notes = _notes(archive, names) if name == "word/document.xml" and _REFERENCES.search(xml) else {}
                 rewritten, removed = _rewritten(xml, notes)
                 hidden += removed
                 if rewritten is not None:
                     changed[name] = rewritten
-        return (with_parts(archive, changed) if changed else data), hidden
+        return (with_parts(archive, changed) if changed else data), hidden, unread
 
 
 def _parsed(xml: bytes):  # noqa: ANN202 -- an lxml element

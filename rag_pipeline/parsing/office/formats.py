@@ -30,11 +30,14 @@ def _parse_docx(data: bytes, limits: ParseLimits) -> ParsedDocument:
 
     from rag_pipeline.parsing.office.docx_wrappers import read_as_shown
 
-    shown, hidden = read_as_shown(data)
+    shown, hidden, unread = read_as_shown(data)
     raw = partition_docx(file=BytesIO(shown), include_page_breaks=False, infer_table_structure=True, languages=[""])
     elements = [el for item in raw for el in map_docx_element(item)]
     warnings = [f"{hidden:,} characters of text Word does not show (hidden, under 1 pt or white on white) were left "
                 "out; if readers should see them, unhide them in the file"] if hidden else []
+    if unread:
+        warnings.append(f"{unread:,} embedded chunk(s) in RTF or a missing part could not be read and were left out; "
+                        "open the file in Word and save it again to make them ordinary text")
     return ParsedDocument(elements=elements, parser=PARSER_VERSION, title=core_title(data), warnings=warnings)
 
 
