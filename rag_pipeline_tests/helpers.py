@@ -216,3 +216,14 @@ def pathological_markdown() -> bytes:
     remainder again at each one. (A list nested 1,500 levels served before; it is now refused
     before python-markdown reads it.)"""
     return b"x\n=\n" * 50_000
+
+
+def html_mail(subject: str, plain: str, html: str) -> bytes:
+    """An e-mail with a plain-text body and an HTML alternative, as mail clients send it."""
+    from email.message import EmailMessage
+
+    message = EmailMessage()
+    message["Subject"] = subject
+    message.set_content(plain)
+    message.add_alternative(html, subtype="html")
+    return message.as_bytes()

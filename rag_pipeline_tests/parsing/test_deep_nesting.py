@@ -8,9 +8,8 @@ on, is refused at once. Hidden and script text deep in a page stays out."""
 
 from __future__ import annotations
 
-from email.message import EmailMessage
-
 import pytest
+from helpers import html_mail
 
 from rag_pipeline.parsing import ParseError, parse_document
 
@@ -62,11 +61,7 @@ def test_a_page_deeper_than_any_parser_reads_is_refused_not_truncated(markup: st
 
 
 def test_an_e_mails_deeply_nested_html_is_read_to_its_end() -> None:
-    message = EmailMessage()
-    message["Subject"] = "Handbook"
-    message.set_content("Plain version.")
-    message.add_alternative(_legacy_page(400).decode(), subtype="html")
-    text, _ = _text(message.as_bytes(), "handbook.eml")
+    text, _ = _text(html_mail("Handbook", "Plain version.", _legacy_page(400).decode()), "handbook.eml")
     assert "Part 399 of the handbook." in text and "Closing paragraph after the fonts." in text
 
 

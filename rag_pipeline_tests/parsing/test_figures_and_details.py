@@ -8,9 +8,8 @@ Markdown, as GitHub renders it."""
 
 from __future__ import annotations
 
-from email.message import EmailMessage
-
 import pytest
+from helpers import html_mail
 
 from rag_pipeline.parsing import parse_document
 
@@ -76,12 +75,9 @@ def test_a_details_tag_shown_in_fenced_code_stays_code() -> None:
 
 
 def test_an_e_mails_collapsed_section_is_read() -> None:
-    message = EmailMessage()
-    message["Subject"] = "Trip approval"
-    message.set_content("Plain version.")
-    message.add_alternative("<html><body><p>See below.</p><details><summary>Conditions</summary>"
-                            "<p>Economy class only, booked through the portal.</p></details></body></html>", subtype="html")
-    texts = [t for _, t in _elements(message.as_bytes(), "trip.eml")]
+    mail = html_mail("Trip approval", "Plain version.", "<html><body><p>See below.</p><details><summary>Conditions</summary>"
+                     "<p>Economy class only, booked through the portal.</p></details></body></html>")
+    texts = [t for _, t in _elements(mail, "trip.eml")]
     assert "Economy class only, booked through the portal." in texts
 
 

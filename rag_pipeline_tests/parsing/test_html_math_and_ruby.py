@@ -5,9 +5,8 @@ into the words it annotates."""
 
 from __future__ import annotations
 
-from email.message import EmailMessage
-
 import pytest
+from helpers import html_mail
 
 from rag_pipeline.parsing import parse_document
 
@@ -42,12 +41,9 @@ def test_ruby_pronunciation_does_not_run_into_its_words() -> None:
 
 
 def test_an_e_mails_formula_is_read() -> None:
-    message = EmailMessage()
-    message["Subject"] = "Rates"
-    message.set_content("Plain version.")
-    message.add_alternative("<html><body><p>Interest is <math><mi>P</mi><mo>·</mo><mi>r</mi></math> per year.</p></body></html>",
-                            subtype="html")
-    assert "Interest is P·r per year." in [e.text for e in parse_document(message.as_bytes(), "rates.eml").elements]
+    mail = html_mail("Rates", "Plain version.",
+                     "<html><body><p>Interest is <math><mi>P</mi><mo>·</mo><mi>r</mi></math> per year.</p></body></html>")
+    assert "Interest is P·r per year." in [e.text for e in parse_document(mail, "rates.eml").elements]
 
 
 def test_many_and_deeply_nested_formulas_read_without_failing() -> None:
