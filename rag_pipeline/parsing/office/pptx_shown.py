@@ -14,7 +14,6 @@ drawn under it, and any colour this module cannot resolve (gradients, pictures, 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,7 +63,7 @@ def _hidden_shapes_removed(tree: Any, slide_box: _Box) -> int:
     """Shapes hidden in the selection pane (at any depth), and top-level shapes lying wholly
     outside the slide (a group's members are placed in the group's own coordinates)."""
     removed = 0
-    for shape in list(_shapes(tree)):
+    for shape in list(tree.iter(*_SHAPES)):
         if shape.getparent() is None:
             continue  # inside a group already removed
         properties = _non_visual(shape)
@@ -223,10 +222,6 @@ def _theme_scheme(master: Any) -> dict[str, str]:
         if hex_value and not len(value):
             colours[etree.QName(slot).localname] = hex_value.upper()
     return colours
-
-
-def _shapes(tree: Any) -> Iterable[Any]:
-    return tree.iter(*_SHAPES)
 
 
 def _non_visual(shape: Any) -> Any:
