@@ -149,6 +149,8 @@ def _dispatch(data: bytes, name: str, kind: str, limits: ParseLimits) -> ParsedD
         from rag_pipeline.parsing.pdf import parse_pdf as parser
     elif kind in LIGHT_KINDS:  # parsed directly, unstructured only where the direct parser defers to it
         from rag_pipeline.parsing.markdown_direct import parse_markdown_file as parser
+    elif kind == "text":  # typed directly, spaCy asked only about possible headings
+        from rag_pipeline.parsing.text_direct import parse_text_file as parser
     else:
         from rag_pipeline.parsing.office import parse_with_unstructured
 

@@ -21,11 +21,24 @@ _TEXT = "Warm-up heading\n\nThe parser process loads its libraries before it is 
 _MARKDOWN = ("# Warm-up heading\n\n" + _TEXT + "\n| a | b |\n|---|---|\n| 1 | 2 |\n").encode()
 
 
-def sample_documents(light_only: bool = False) -> dict[str, bytes]:
-    """One small, valid document per supported file name suffix; with `light_only`, only those
-    of the kinds parsed without the heavy stack (parsing.LIGHT_KINDS: Markdown)."""
-    if light_only:
+STACKS = ("light", "text", "full")  # what a parser process loads; each stack holds the ones before it
+
+
+def stack_for(kind: str) -> str:
+    """The stack a file of `kind` needs: Markdown only python-markdown and lxml
+    (parsing.LIGHT_KINDS), plain text also spaCy for its possible headings (text_direct.py),
+    every other kind PyMuPDF and unstructured's partitioners."""
+    from rag_pipeline.parsing import LIGHT_KINDS
+
+    return "light" if kind in LIGHT_KINDS else "text" if kind == "text" else "full"
+
+
+def sample_documents(stack: str = "full") -> dict[str, bytes]:
+    """One small, valid document per supported file name suffix of the kinds `stack` parses."""
+    if stack == "light":
         return {"warmup.md": _MARKDOWN}
+    if stack == "text":
+        return {"warmup.md": _MARKDOWN, "warmup.txt": _TEXT.encode()}
     import docx
     import pptx
     import pymupdf
@@ -61,13 +74,13 @@ def sample_documents(light_only: bool = False) -> dict[str, bytes]:
     }
 
 
-def warm_up(limits: ParseLimits = ParseLimits(ocr=False), light_only: bool = False) -> list[str]:
-    """Parse every sample (or only the light kinds'); return the names that failed (a warm-up
-    failure is not fatal: the real file will report the real error)."""
+def warm_up(limits: ParseLimits = ParseLimits(ocr=False), stack: str = "full") -> list[str]:
+    """Parse every sample of `stack`; return the names that failed (a warm-up failure is not
+    fatal: the real file will report the real error)."""
     from rag_pipeline.parsing import parse_document
 
     failed = []
-    for name, data in sample_documents(light_only).items():
+    for name, data in sample_documents(stack).items():
         try:
             parse_document(data, name, limits)
         except ParseError:

@@ -46,21 +46,22 @@ def _serve(conn: Connection, limits: ParseLimits) -> None:
 
     with heap.loading():  # the libraries stay for the worker's life: no collector passes over them
         from rag_pipeline.parsing import parse_document
-        from rag_pipeline.parsing.warmup import warm_up
+        from rag_pipeline.parsing.warmup import STACKS, warm_up
 
-        warm_up(light_only=True)  # Markdown needs no more: a sync of edited Markdown never loads the rest
+        warm_up(stack="light")  # Markdown needs no more: a sync of edited Markdown never loads the rest
     conn.send(("ready", time.monotonic()))  # the system-wide clock: the parent times the start-up
-    heavy = False
+    loaded = STACKS.index("light")
     while True:
         try:
             data, name = conn.recv()
         except (EOFError, OSError):
             return
-        if not heavy and _needs_heavy_stack(data, name):
+        needed = STACKS.index(_stack_needed(data, name))
+        if needed > loaded:
             conn.send(("warming",))  # the parent stops timing this file until "warmed"
             with heap.loading():
-                warm_up()  # every lazy import a first such file would pay, before it is timed
-            heavy = True
+                warm_up(stack=STACKS[needed])  # every lazy import a first such file would pay, before it is timed
+            loaded = needed
             conn.send(("warmed",))
         try:
             parsed = parse_document(data, name, limits)
@@ -73,15 +74,16 @@ def _serve(conn: Connection, limits: ParseLimits) -> None:
             conn.send(("error", f"parser failed unexpectedly: {type(exc).__name__}: {exc}", "parse"))
 
 
-def _needs_heavy_stack(data: bytes, name: str) -> bool:
-    """Whether parsing this file loads more than the light kinds' libraries (PyMuPDF,
-    unstructured): the worker loads them, untimed, before the first such file."""
-    from rag_pipeline.parsing import LIGHT_KINDS, detect_kind
+def _stack_needed(data: bytes, name: str) -> str:
+    """The libraries parsing this file loads (warmup.stack_for): the worker loads them, untimed,
+    before the first file that needs them, so a sync of edited text files never loads PyMuPDF."""
+    from rag_pipeline.parsing import detect_kind
+    from rag_pipeline.parsing.warmup import stack_for
 
     try:
-        return detect_kind(data, name) not in LIGHT_KINDS
+        return stack_for(detect_kind(data, name))
     except ParseError:
-        return False  # refused before any parser runs
+        return "light"  # refused before any parser runs
 
 
 def _without_torch() -> None:
@@ -107,7 +109,7 @@ class ParseWorker:
         self.starts = 0  # processes started so far (a timeout or crash starts a new one)
         self.startup_seconds: float | None = None  # launch to ready, of the last process that started
         self.ready_at: float | None = None  # time.monotonic() (system-wide) when it became ready
-        self.warming = False  # loading the heavy parsing stack for its first PDF/DOCX/HTML file
+        self.warming = False  # loading more of the parsing stack for the first file that needs it (warmup.STACKS)
         self._launched = 0.0
 
     def __enter__(self) -> ParseWorker:

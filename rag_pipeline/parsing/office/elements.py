@@ -7,7 +7,6 @@ from the helpers here."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,23 +22,6 @@ _BULLETS = {"•", "·", "◦", "○", "●", "▪", "■", "-", "–", "—", "
 def map_markup_elements(raw: Iterable[Any], heading_offset: int = 0) -> list[Element]:
     """`map_markup_element` over a whole partition result, flattened."""
     return [el for item in raw for el in map_markup_element(item, heading_offset)]
-
-
-def map_guessed_text_elements(raw: Iterable[Any], heading_offset: int = 0) -> list[Element]:
-    """Plain text and e-mail text parts, where a "Title" is only unstructured's guess that a
-    short line is a heading: a guessed heading that ends as a sentence ends ("Please approve by
-    Friday.", "Body text about the approval!") is a paragraph. As a heading it split the text
-    around it and became the section path of everything below it. A numbered line ("Chapter 3.",
-    "IV.") stays a heading."""
-    elements = map_markup_elements(raw, heading_offset)
-    for element in elements:
-        if element.kind == "heading" and _SENTENCE_END.search(element.text) and not _NUMBER_END.search(element.text):
-            element.kind, element.level = "paragraph", None
-    return elements
-
-
-_SENTENCE_END = re.compile(r"[.!;,]\s*$")
-_NUMBER_END = re.compile(r"(?:^|\s)(?:\d+(?:\.\d+)*|[IVXLCivxlc]+)\.\s*$")
 
 
 def map_markup_element(item: Any, heading_offset: int = 0) -> list[Element]:

@@ -6,8 +6,11 @@ for the 870-page DOJ handbook) and, on one 5 MB paragraph, ~20 s and ~3 GB of me
 one of *our* parse calls runs (a ContextVar, so other callers in the process are unaffected):
 
 * DOCX and HTML (Markdown and e-mail bodies go through HTML): the narrative test is skipped;
-* text and PPTX: the answer matters there (a short line that is not narrative may become a
-  title), so only long blocks -- which can never be titles (> 12 words) -- skip it.
+* PPTX: the answer matters there (a short line that is not narrative may become a title), so
+  only long blocks -- which can never be titles (> 12 words) -- skip it.
+
+Plain text does not come here: parsing/text_direct.py types its paragraphs itself and asks
+spaCy only about the short lines that could be headings.
 """
 
 from __future__ import annotations
@@ -66,7 +69,6 @@ def _install_heuristic_shortcuts() -> None:
     targets = {
         "unstructured.partition.docx": _narrative_always,
         "unstructured.partition.html.parser": _narrative_always,
-        "unstructured.partition.text": _narrative_if_long,
         "unstructured.partition.pptx": _narrative_if_long,
     }
     for module_name, fast in targets.items():

@@ -12,7 +12,7 @@ from typing import Any
 
 from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.office.document_meta import core_title, html_bold_texts, html_title
-from rag_pipeline.parsing.office.elements import map_docx_element, map_guessed_text_elements, map_markup_elements
+from rag_pipeline.parsing.office.elements import map_docx_element, map_markup_elements
 from rag_pipeline.parsing.office.html_content import extract_main_content, mail_html_as_shown
 from rag_pipeline.parsing.office.html_tree import MAX_NESTING
 from rag_pipeline.parsing.office.markdown_tables import normalize_markdown
@@ -98,18 +98,6 @@ def _parse_markdown(data: bytes, limits: ParseLimits) -> ParsedDocument:
     return ParsedDocument(elements=map_markup_elements(raw), parser=PARSER_VERSION)
 
 
-def _parse_text(data: bytes, limits: ParseLimits) -> ParsedDocument:
-    """Plain text has no markup, so its headings are unstructured's short-line guesses; they are
-    kept as level-1 headings because in notes and READMEs such lines nearly always are."""
-    from unstructured.partition.text import partition_text
-
-    text = decode_text_strict(data, "text")
-    if not text.strip():
-        return ParsedDocument(elements=[], parser=PARSER_VERSION)
-    raw = partition_text(text=text, languages=[""])
-    return ParsedDocument(elements=map_guessed_text_elements(raw), parser=PARSER_VERSION)
-
-
 def _parse_email(data: bytes, limits: ParseLimits) -> ParsedDocument:
     """The subject becomes the top heading (it is what people search for); body headings sit one
     level below it. Every inline text part is read, and every enclosed message under its own
@@ -120,9 +108,9 @@ def _parse_email(data: bytes, limits: ParseLimits) -> ParsedDocument:
     import email.policy
 
     from unstructured.partition.html import partition_html
-    from unstructured.partition.text import partition_text
 
     from rag_pipeline.parsing.office.email_parts import readable_parts, subject_of
+    from rag_pipeline.parsing.text_direct import guessed_text_elements
 
     message = email.message_from_bytes(data, policy=email.policy.default)
     elements: list[Element] = []
@@ -139,7 +127,7 @@ def _parse_email(data: bytes, limits: ParseLimits) -> ParsedDocument:
             raw = partition_html(text=mail_html_as_shown(part.text), languages=[""])
             elements += map_markup_elements(raw, heading_offset=level)
         else:
-            elements += map_guessed_text_elements(partition_text(text=part.text, languages=[""]), heading_offset=level)
+            elements += guessed_text_elements(part.text, heading_offset=level)
     return ParsedDocument(elements=elements, parser=PARSER_VERSION)
 
 
@@ -151,7 +139,6 @@ PARSERS: dict[str, Callable[[bytes, ParseLimits], ParsedDocument]] = {
     "pptx": _parse_pptx,
     "html": _parse_html,
     "markdown": _parse_markdown,
-    "text": _parse_text,
     "email": _parse_email,
 }
 KINDS = tuple(PARSERS)

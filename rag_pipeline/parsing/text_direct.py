@@ -1,0 +1,124 @@
+"""Plain text without the heavy stack (issue 28, item 4).
+
+Plain text went through unstructured's `partition_text`: importing it loaded spaCy, and every
+paragraph that was not obviously long ran spaCy's tagger and parser (sentence split, POS tags),
+only to tell NarrativeText from Text -- both become "paragraph" here -- or to guess whether a
+short line is a heading. A 0.6 MB file of 5,000 paragraphs took 5 s, nearly all of it spaCy.
+
+This module gives the same elements with that work done only where it decides something:
+- the text is grouped into paragraphs by unstructured's own grouper (`auto_paragraph_grouper`
+  and the same split; unstructured.cleaners, which loads neither spaCy nor a partitioner);
+- each paragraph is typed by `element_from_text`'s rules in its order: a bullet or a numbered
+  line is a list item, an e-mail address or a US city/state/ZIP line is a paragraph;
+- a paragraph that can never be a heading is a paragraph at once: more than 12 words, mostly
+  not letters, an upper-case line ending in punctuation, a number, a line ending in "," -- the
+  cheap tests of unstructured's `is_possible_title` -- or a line ending as a sentence ends,
+  which the project never keeps as a guessed heading (`_demoted`);
+- only what is left (short lines such as "Quarterly Results" or "Revenue grew strongly") is
+  asked of unstructured's spaCy heuristics, loaded on first need: not narrative and a possible
+  title is a heading.
+
+The result is checked equal to the former path on generated and hostile files
+(rag_pipeline_tests/parsing/test_text_direct.py). unstructured's thresholds are its defaults;
+its UNSTRUCTURED_* environment overrides are not read by the cheap tests.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rag_pipeline.parsing.config import ParseLimits
+from rag_pipeline.parsing.types import Element, ParsedDocument
+
+_TITLE_MAX_WORDS = 12  # unstructured's is_possible_title default
+_NARRATIVE_MIN_CHARS = 400  # office/fast_heuristics: longer blocks are narrative, never asked of spaCy
+_SENTENCE_END = re.compile(r"[.!;,]\s*$")
+_NUMBER_END = re.compile(r"(?:^|\s)(?:\d+(?:\.\d+)*|[IVXLCivxlc]+)\.\s*$")
+
+
+def parse_text_file(data: bytes, *, name: str, limits: ParseLimits) -> ParsedDocument:
+    """A plain-text file: strict decoding (office/text.decode_text_strict), then its elements."""
+    from rag_pipeline.parsing.office.text import decode_text_strict
+    from rag_pipeline.parsing.office.version import PARSER_VERSION
+
+    text = decode_text_strict(data, "text")
+    return ParsedDocument(elements=guessed_text_elements(text), parser=PARSER_VERSION)
+
+
+def guessed_text_elements(text: str, heading_offset: int = 0) -> list[Element]:
+    """Paragraphs, list items and guessed headings of plain `text` (a file, or an e-mail's text
+    part, whose headings sit `heading_offset` levels down). A guessed heading is level 1: in
+    notes and READMEs such short lines nearly always are top-level."""
+    from unstructured.cleaners.core import auto_paragraph_grouper
+    from unstructured.nlp.patterns import PARAGRAPH_PATTERN, UNICODE_BULLETS_RE
+
+    if not text.strip():
+        return []
+    elements = []
+    for block in re.split(PARAGRAPH_PATTERN, auto_paragraph_grouper(text).strip()):
+        block = block.strip()
+        if not block or (len(block) == 1 and UNICODE_BULLETS_RE.match(block)):
+            continue  # an empty bullet
+        element = _element(block, heading_offset)
+        if element.text:
+            elements.append(element)
+    return elements
+
+
+def _element(text: str, heading_offset: int) -> Element:
+    """`text` (one stripped paragraph) typed as unstructured.partition.text.element_from_text
+    types it, and mapped as office/elements.py maps those types."""
+    from unstructured.cleaners.core import clean_bullets
+    from unstructured.nlp.patterns import (
+        EMAIL_ADDRESS_PATTERN_RE,
+        NUMBERED_LIST_RE,
+        UNICODE_BULLETS_RE,
+        US_CITY_STATE_ZIP_RE,
+    )
+
+    if UNICODE_BULLETS_RE.match(text):
+        return Element(kind="list_item", text=clean_bullets(text).strip())
+    if EMAIL_ADDRESS_PATTERN_RE.fullmatch(text) or US_CITY_STATE_ZIP_RE.match(text):
+        return Element(kind="paragraph", text=text)
+    if NUMBERED_LIST_RE.match(text):
+        return Element(kind="list_item", text=text)
+    if _never_heading(text) or not _guessed_heading(text):
+        return Element(kind="paragraph", text=text)
+    return Element(kind="heading", text=text, level=max(1, min(6, 1 + heading_offset)))
+
+
+def _never_heading(text: str) -> bool:
+    """The tests that rule a heading out without a language model (see the module docstring)."""
+    from unstructured.nlp.patterns import ENDS_IN_PUNCT_RE
+
+    return (
+        len(text) > _NARRATIVE_MIN_CHARS
+        or len(text.split(" ")) > _TITLE_MAX_WORDS
+        or (text.isupper() and ENDS_IN_PUNCT_RE.search(text) is not None)
+        or _mostly_not_letters(text)
+        or text.endswith(",")
+        or text.isnumeric()
+        or _demoted(text)
+    )
+
+
+def _demoted(text: str) -> bool:
+    """A guessed heading that ends as a sentence ends ("Please approve by Friday.") is a
+    paragraph: as a heading it split the text around it and became the section path of
+    everything below it. A numbered line ("Chapter 3.", "IV.") may still be a heading."""
+    return bool(_SENTENCE_END.search(text)) and not _NUMBER_END.search(text)
+
+
+def _mostly_not_letters(text: str) -> bool:
+    """unstructured's under_non_alpha_ratio at its 0.5 default: fewer than half of the
+    non-space characters are letters ("-----BREAK-----", "2024-01-31")."""
+    counted = [char for char in text if not char.isspace()]
+    return bool(counted) and sum(char.isalpha() for char in counted) / len(counted) < 0.5
+
+
+def _guessed_heading(text: str) -> bool:
+    """unstructured's spaCy heuristics, for the short lines only they can decide: a line that
+    is not narrative (no verb, mostly capitalised) and reads as one title is a heading."""
+    from unstructured.partition.text_type import is_possible_narrative_text, is_possible_title
+
+    return not is_possible_narrative_text(text) and is_possible_title(text)
