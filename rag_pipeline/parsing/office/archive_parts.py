@@ -1,10 +1,14 @@
 """An Office file (a ZIP archive) written again with some of its parts replaced: how the DOCX and
-PPTX rewrites (docx_wrappers.py, superscript_runs.py) hand their changes to the partitioners."""
+PPTX rewrites (docx_wrappers.py, superscript_runs.py) hand their changes to the partitioners, and
+how a package whose relationships point at missing parts is made readable."""
 
 from __future__ import annotations
 
+import posixpath
+import re
 import zipfile
 from io import BytesIO
+from urllib.parse import unquote
 
 
 def with_parts(archive: zipfile.ZipFile, changed: dict[str, bytes]) -> bytes:
@@ -15,3 +19,53 @@ def with_parts(archive: zipfile.ZipFile, changed: dict[str, bytes]) -> bytes:
         for info in archive.infolist():
             rewritten.writestr(info, changed.get(info.filename) or archive.read(info.filename))
     return out.getvalue()
+
+
+_RELATIONSHIP = re.compile(rb"<(?:\w+:)?Relationship\b[^>]*?(?:/>|>\s*</(?:\w+:)?Relationship>)")
+_TARGET = re.compile(rb'\bTarget="([^"]*)"')
+
+
+def dangling_relationships_dropped(archive: zipfile.ZipFile) -> dict[str, bytes]:
+    """Relationship parts rewritten without their internal relationships to parts the package
+    does not hold (name -> bytes; empty when there are none). python-docx and python-pptx load
+    every relationship's target and refused the whole file over one missing picture or chart,
+    where Word and PowerPoint open it and show the rest."""
+    names = set(archive.namelist())
+    changed = {}
+    for name in sorted(n for n in names if n.endswith(".rels")):
+        xml = archive.read(name)
+        source = posixpath.dirname(posixpath.dirname(name))  # "word/_rels/document.xml.rels" -> "word"
+        kept = b"".join(_kept_pieces(xml, source, names))
+        if kept != xml:
+            changed[name] = kept
+    return changed
+
+
+def without_dangling_relationships(data: bytes) -> bytes:
+    """The package `data` with `dangling_relationships_dropped` applied (itself when none are)."""
+    with zipfile.ZipFile(BytesIO(data)) as archive:
+        changed = dangling_relationships_dropped(archive)
+        return with_parts(archive, changed) if changed else data
+
+
+def _kept_pieces(xml: bytes, source: str, names: set[str]) -> list[bytes]:
+    """`xml` in pieces, without the relationships whose targets are missing."""
+    pieces, at = [], 0
+    for tag in _RELATIONSHIP.finditer(xml):
+        if _dangling(tag.group(0), source, names):
+            pieces.append(xml[at:tag.start()])
+            at = tag.end()
+    return [*pieces, xml[at:]]
+
+
+def _dangling(tag: bytes, source: str, names: set[str]) -> bool:
+    if re.search(rb'\bTargetMode="External"', tag):
+        return False
+    target = _TARGET.search(tag)
+    if target is None:
+        return False
+    path = unquote(target.group(1).decode("utf-8", "replace")).split("#", 1)[0]
+    if not path:
+        return False
+    resolved = path.lstrip("/") if path.startswith("/") else posixpath.normpath(posixpath.join(source, path))
+    return resolved not in names

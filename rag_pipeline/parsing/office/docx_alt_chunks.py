@@ -29,7 +29,7 @@ _BLOCK_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "td", "th",
 def alt_chunks_inlined(root: Any, archive: zipfile.ZipFile, part: str) -> tuple[bool, int]:
     """Each `w:altChunk` of the parsed `part` replaced by the paragraphs its target shows, in
     place. Returns whether any was, and how many chunks could not be read (RTF, missing)."""
-    targets = _targets(archive, part)
+    targets = part_targets(archive, part)
     inlined, unread = False, 0
     for chunk in list(root.iter(f"{{{W}}}altChunk")):
         data = _read(archive, targets.get(chunk.get(f"{{{R}}}id", "")))
@@ -41,12 +41,12 @@ def alt_chunks_inlined(root: Any, archive: zipfile.ZipFile, part: str) -> tuple[
         parent, at = chunk.getparent(), chunk.getparent().index(chunk)
         parent.remove(chunk)
         for offset, (style, text) in enumerate(blocks):
-            parent.insert(at + offset, _paragraph(root, style, text))
+            parent.insert(at + offset, paragraph_element(root, style, text))
         inlined = True
     return inlined, unread
 
 
-def _targets(archive: zipfile.ZipFile, part: str) -> dict[str, str]:
+def part_targets(archive: zipfile.ZipFile, part: str) -> dict[str, str]:
     """Relationship id -> the archive name of its target, for `part`'s relationships."""
     folder, name = posixpath.split(part)
     rels = posixpath.join(folder, "_rels", f"{name}.rels")
@@ -128,7 +128,7 @@ def _html_blocks(html: str) -> list[tuple[str | None, str]]:
     return blocks
 
 
-def _paragraph(like: Any, style: str | None, text: str) -> Any:
+def paragraph_element(like: Any, style: str | None, text: str) -> Any:
     paragraph = like.makeelement(f"{{{W}}}p", {})
     if style is not None:
         properties = paragraph.makeelement(f"{{{W}}}pPr", {})

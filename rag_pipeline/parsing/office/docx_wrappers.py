@@ -17,7 +17,7 @@ deletions (`w:del`, `w:moveFrom`) are dropped, a text box's paragraphs follow th
 that anchors it (its VML fallback copy, kept for old readers, is skipped), and a note's
 paragraphs (unwrapped the same way) follow the paragraph that refers to it, and a drop cap's
 letter starts the paragraph it begins, and equations are written out as linear text
-(docx_math.py). Superscript digits are marked on the way (superscript_runs.py). A file holding none of these is passed on byte for
+(docx_math.py), SmartArt and charts as list items and tables (docx_graphics.py). Superscript digits are marked on the way (superscript_runs.py). A file holding none of these is passed on byte for
 byte.
 """
 
@@ -30,8 +30,9 @@ from io import BytesIO
 
 from lxml import etree
 
-from rag_pipeline.parsing.office.archive_parts import with_parts
+from rag_pipeline.parsing.office.archive_parts import dangling_relationships_dropped, with_parts
 from rag_pipeline.parsing.office.docx_alt_chunks import ALT_CHUNK, alt_chunks_inlined
+from rag_pipeline.parsing.office.docx_graphics import GRAPHICS, graphics_written_out
 from rag_pipeline.parsing.office.docx_math import MATH, math_as_text
 from rag_pipeline.parsing.office.superscript_runs import WORD_SUPERSCRIPT, word_marked
 
@@ -56,13 +57,15 @@ def read_as_shown(data: bytes) -> tuple[bytes, int, int]:
     Also: the characters of hidden text taken out, and the chunks that could not be read."""
     with zipfile.ZipFile(BytesIO(data)) as archive:
         names = set(archive.namelist())
-        changed, hidden, unread = {}, 0, 0
+        changed: dict[str, bytes] = dangling_relationships_dropped(archive)
+        hidden, unread = 0, len(changed)
         for name in sorted(names):
             if _PARTS.match(name):
                 xml = archive.read(name)
-                if ALT_CHUNK.search(xml):
+                if ALT_CHUNK.search(xml) or GRAPHICS.search(xml):
                     root = _parsed(xml)
                     inlined, unread_here = alt_chunks_inlined(root, archive, name)
+                    inlined |= graphics_written_out(root, archive, name)
                     unread += unread_here
                     if inlined or unread_here:
                         xml = changed[name] = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)

@@ -36,7 +36,8 @@ def _parse_docx(data: bytes, limits: ParseLimits) -> ParsedDocument:
     warnings = [f"{hidden:,} characters of text Word does not show (hidden, under 1 pt or white on white) were left "
                 "out; if readers should see them, unhide them in the file"] if hidden else []
     if unread:
-        warnings.append(f"{unread:,} embedded chunk(s) in RTF or a missing part could not be read and were left out; "
+        warnings.append(f"{unread:,} embedded chunk(s) in RTF or part(s) missing from the package could not be read and "
+                        "were left out; "
                         "open the file in Word and save it again to make them ordinary text")
     return ParsedDocument(elements=elements, parser=PARSER_VERSION, title=core_title(data), warnings=warnings)
 

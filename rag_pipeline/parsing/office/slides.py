@@ -32,17 +32,24 @@ class SlideHints:
 
 
 def pptx_as_shown(data: bytes) -> tuple[bytes, int, list[SlideHints]]:
-    """`data` with the text PowerPoint does not show taken out (pptx_shown.py; `data` itself
-    when there is none), the characters taken out, and one `SlideHints` per slide in deck
-    order. The deck is loaded once for both."""
+    """`data` with the text PowerPoint does not show taken out (pptx_shown.py) and SmartArt and
+    charts made shapes unstructured reads (pptx_graphics.py; `data` itself when neither
+    applies), the characters taken out, and one `SlideHints` per slide in deck order. The deck
+    is loaded once for all three."""
     import pptx
 
+    from rag_pipeline.parsing.office.archive_parts import without_dangling_relationships
+    from rag_pipeline.parsing.office.pptx_graphics import graphics_as_shapes
     from rag_pipeline.parsing.office.pptx_shown import unseen_removed
 
-    presentation = pptx.Presentation(BytesIO(data))
+    repaired = without_dangling_relationships(data)
+    presentation = pptx.Presentation(BytesIO(repaired))
     hidden = unseen_removed(presentation)
+    graphics = graphics_as_shapes(presentation)  # after: a hidden chart stays out
     hints = [_slide_hints(slide) for slide in presentation.slides]
-    if hidden:
+    if repaired is not data and not (hidden or graphics):
+        data = repaired
+    elif hidden or graphics:
         shown = BytesIO()
         presentation.save(shown)
         data = shown.getvalue()
