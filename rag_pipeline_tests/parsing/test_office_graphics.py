@@ -238,3 +238,15 @@ def test_a_real_file_missing_its_pictures_reads_all_its_text(corpus_dir: Any, na
     assert _shape(parsed.elements) == _shape(expected.elements)
     if name.endswith(".docx"):
         assert any("missing from the package" in warning for warning in parsed.warnings)
+
+
+def test_relationships_of_real_files_are_not_taken_for_missing(corpus_dir: Any) -> None:
+    """Every relationship of the corpus' Office files resolves (one deck points at "../customXml/item1.xml"
+    from the package root, which readers resolve at the root): none is dropped, no file is rewritten."""
+    from rag_pipeline.parsing.office.archive_parts import dangling_relationships_dropped
+
+    files = sorted((corpus_dir / "docs").glob("*/*.docx")) + sorted((corpus_dir / "docs").glob("*/*.pptx"))
+    assert len(files) >= 6
+    for path in files:
+        with zipfile.ZipFile(path) as archive:
+            assert dangling_relationships_dropped(archive) == {}, path

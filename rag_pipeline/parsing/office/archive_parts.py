@@ -67,5 +67,6 @@ def _dangling(tag: bytes, source: str, names: set[str]) -> bool:
     path = unquote(target.group(1).decode("utf-8", "replace")).split("#", 1)[0]
     if not path:
         return False
-    resolved = path.lstrip("/") if path.startswith("/") else posixpath.normpath(posixpath.join(source, path))
+    # resolved as python-docx/python-pptx resolve it: from the package root, "../" above it stays at the root
+    resolved = posixpath.normpath(posixpath.join("/" + source, path)).lstrip("/")
     return resolved not in names
