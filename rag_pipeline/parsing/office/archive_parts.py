@@ -8,7 +8,6 @@ import posixpath
 import re
 import zipfile
 from io import BytesIO
-from urllib.parse import unquote
 
 
 def with_parts(archive: zipfile.ZipFile, changed: dict[str, bytes]) -> bytes:
@@ -25,31 +24,39 @@ _RELATIONSHIP = re.compile(rb"<(?:\w+:)?Relationship\b[^>]*?(?:/>|>\s*</(?:\w+:)
 _TARGET = re.compile(rb'\bTarget="([^"]*)"')
 
 
-def dangling_relationships_dropped(archive: zipfile.ZipFile) -> dict[str, bytes]:
+def target_part(source: str, target: str) -> str:
+    """The archive name a relationship `target` of a part in folder `source` points at, resolved
+    as python-docx and python-pptx resolve it (PackURI.from_rel_ref): from the package root,
+    "../" above the root staying at the root, nothing decoded."""
+    return posixpath.normpath(posixpath.join("/" + source, target)).lstrip("/")
+
+
+def dangling_relationships_dropped(archive: zipfile.ZipFile) -> tuple[dict[str, bytes], int]:
     """Relationship parts rewritten without their internal relationships to parts the package
-    does not hold (name -> bytes; empty when there are none). python-docx and python-pptx load
-    every relationship's target and refused the whole file over one missing picture or chart,
-    where Word and PowerPoint open it and show the rest."""
+    does not hold (name -> bytes; empty when there are none), and how many were dropped.
+    python-docx and python-pptx load every relationship's target and refused the whole file
+    over one missing picture or chart, where Word and PowerPoint open it and show the rest."""
     names = set(archive.namelist())
-    changed = {}
+    changed, dropped = {}, 0
     for name in sorted(n for n in names if n.endswith(".rels")):
         xml = archive.read(name)
         source = posixpath.dirname(posixpath.dirname(name))  # "word/_rels/document.xml.rels" -> "word"
-        kept = b"".join(_kept_pieces(xml, source, names))
-        if kept != xml:
-            changed[name] = kept
-    return changed
+        pieces = _kept_pieces(xml, source, names)
+        if len(pieces) > 1:
+            changed[name] = b"".join(pieces)
+            dropped += len(pieces) - 1
+    return changed, dropped
 
 
 def without_dangling_relationships(data: bytes) -> bytes:
     """The package `data` with `dangling_relationships_dropped` applied (itself when none are)."""
     with zipfile.ZipFile(BytesIO(data)) as archive:
-        changed = dangling_relationships_dropped(archive)
+        changed, _ = dangling_relationships_dropped(archive)
         return with_parts(archive, changed) if changed else data
 
 
 def _kept_pieces(xml: bytes, source: str, names: set[str]) -> list[bytes]:
-    """`xml` in pieces, without the relationships whose targets are missing."""
+    """`xml` in pieces, cut where a relationship whose target is missing was taken out."""
     pieces, at = [], 0
     for tag in _RELATIONSHIP.finditer(xml):
         if _dangling(tag.group(0), source, names):
@@ -59,14 +66,7 @@ def _kept_pieces(xml: bytes, source: str, names: set[str]) -> list[bytes]:
 
 
 def _dangling(tag: bytes, source: str, names: set[str]) -> bool:
-    if re.search(rb'\bTargetMode="External"', tag):
-        return False
     target = _TARGET.search(tag)
-    if target is None:
+    if re.search(rb'\bTargetMode="External"', tag) or target is None or not target.group(1):
         return False
-    path = unquote(target.group(1).decode("utf-8", "replace")).split("#", 1)[0]
-    if not path:
-        return False
-    # resolved as python-docx/python-pptx resolve it: from the package root, "../" above it stays at the root
-    resolved = posixpath.normpath(posixpath.join("/" + source, path)).lstrip("/")
-    return resolved not in names
+    return target_part(source, target.group(1).decode("utf-8", "replace")) not in names

@@ -18,6 +18,8 @@ import re
 import zipfile
 from typing import Any
 
+from rag_pipeline.parsing.office.archive_parts import target_part
+
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 ALT_CHUNK = re.compile(rb"<(?:\w+:)?altChunk[\s>/]")
@@ -58,9 +60,7 @@ def part_targets(archive: zipfile.ZipFile, part: str) -> dict[str, str]:
     for tag in _RELATIONSHIP.findall(xml):
         rid, target = re.search(rb'\bId="([^"]*)"', tag), re.search(rb'\bTarget="([^"]*)"', tag)
         if rid and target and b'TargetMode="External"' not in tag:
-            path = target.group(1).decode("utf-8", "replace")
-            out[rid.group(1).decode("utf-8", "replace")] = (
-                path.lstrip("/") if path.startswith("/") else posixpath.normpath(posixpath.join(folder, path)))
+            out[rid.group(1).decode("utf-8", "replace")] = target_part(folder, target.group(1).decode("utf-8", "replace"))
     return out
 
 

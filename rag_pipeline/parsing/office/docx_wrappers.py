@@ -57,8 +57,8 @@ def read_as_shown(data: bytes) -> tuple[bytes, int, int]:
     Also: the characters of hidden text taken out, and the chunks that could not be read."""
     with zipfile.ZipFile(BytesIO(data)) as archive:
         names = set(archive.namelist())
-        changed: dict[str, bytes] = dangling_relationships_dropped(archive)
-        hidden, unread = 0, len(changed)
+        changed, unread = dangling_relationships_dropped(archive)
+        hidden = 0
         for name in sorted(names):
             if _PARTS.match(name):
                 xml = archive.read(name)
