@@ -30,6 +30,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from unstructured.cleaners.core import auto_paragraph_grouper, clean_bullets, remove_punctuation
+from unstructured.nlp.patterns import (
+    EMAIL_ADDRESS_PATTERN_RE,
+    ENDS_IN_PUNCT_RE,
+    NUMBERED_LIST_RE,
+    PARAGRAPH_PATTERN,
+    UNICODE_BULLETS_RE,
+    US_CITY_STATE_ZIP_RE,
+)
+
 from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.types import Element, ParsedDocument
 
@@ -53,9 +63,6 @@ def guessed_text_elements(text: str, heading_offset: int = 0) -> list[Element]:
     """Paragraphs, list items and guessed headings of plain `text` (a file, or an e-mail's text
     part, whose headings sit `heading_offset` levels down). A guessed heading is level 1: in
     notes and READMEs such short lines nearly always are top-level."""
-    from unstructured.cleaners.core import auto_paragraph_grouper
-    from unstructured.nlp.patterns import PARAGRAPH_PATTERN, UNICODE_BULLETS_RE
-
     if not text.strip():
         return []
     blocks = [block.strip() for block in re.split(PARAGRAPH_PATTERN, auto_paragraph_grouper(text).strip())]
@@ -73,14 +80,6 @@ def _typed_without_model(text: str) -> Element | None:
     """`text` (one stripped paragraph) typed as unstructured.partition.text.element_from_text
     types it and mapped as office/elements.py maps those types, where no language model is
     needed; None for a line that may be a heading."""
-    from unstructured.cleaners.core import clean_bullets
-    from unstructured.nlp.patterns import (
-        EMAIL_ADDRESS_PATTERN_RE,
-        NUMBERED_LIST_RE,
-        UNICODE_BULLETS_RE,
-        US_CITY_STATE_ZIP_RE,
-    )
-
     if UNICODE_BULLETS_RE.match(text):
         return Element(kind="list_item", text=clean_bullets(text).strip())
     if EMAIL_ADDRESS_PATTERN_RE.fullmatch(text) or US_CITY_STATE_ZIP_RE.match(text):
@@ -90,10 +89,10 @@ def _typed_without_model(text: str) -> Element | None:
     if _never_heading(text):
         return Element(kind="paragraph", text=text)
     return None
+
+
 def _never_heading(text: str) -> bool:
     """The tests that rule a heading out without a language model (see the module docstring)."""
-    from unstructured.nlp.patterns import ENDS_IN_PUNCT_RE
-
     return (
         len(text) > _NARRATIVE_MIN_CHARS
         or len(text.split(" ")) > _TITLE_MAX_WORDS
@@ -137,15 +136,14 @@ def _reads_as_heading(text: str, doc: Any) -> bool:
     or all upper case); a title is one sentence of 5+ words at most."""
     one_sentence = _sentences(doc, 3) < 2
     capitalised = one_sentence and (text.isupper() or _capitalised_share(doc) > 0.5)
-    narrative = not capitalised and not (one_sentence and not any(token.tag_ in _VERB_TAGS for token in doc))
+    has_verb = any(token.tag_ in _VERB_TAGS for token in doc)
+    narrative = not capitalised and (has_verb or not one_sentence)
     return not narrative and _sentences(doc, 5) <= 1
 
 
 def _sentences(doc: Any, min_words: int) -> int:
     """unstructured's sentence_count: spaCy's sentences of at least `min_words` words once
     punctuation is removed."""
-    from unstructured.cleaners.core import remove_punctuation
-
     return sum(sum(1 for word in remove_punctuation(sent.text).split() if word != ".") >= min_words for sent in doc.sents)
 
 

@@ -42,14 +42,12 @@ def pptx_as_shown(data: bytes) -> tuple[bytes, int, list[SlideHints]]:
     from rag_pipeline.parsing.office.pptx_graphics import graphics_as_shapes
     from rag_pipeline.parsing.office.pptx_shown import unseen_removed
 
-    repaired = without_dangling_relationships(data)
-    presentation = pptx.Presentation(BytesIO(repaired))
+    data = without_dangling_relationships(data)
+    presentation = pptx.Presentation(BytesIO(data))
     hidden = unseen_removed(presentation)
     graphics = graphics_as_shapes(presentation)  # after: a hidden chart stays out
     hints = [_slide_hints(slide) for slide in presentation.slides]
-    if repaired is not data and not (hidden or graphics):
-        data = repaired
-    elif hidden or graphics:
+    if hidden or graphics:
         shown = BytesIO()
         presentation.save(shown)
         data = shown.getvalue()
