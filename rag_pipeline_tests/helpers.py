@@ -227,3 +227,19 @@ def html_mail(subject: str, plain: str, html: str) -> bytes:
     message.set_content(plain)
     message.add_alternative(html, subtype="html")
     return message.as_bytes()
+
+
+def parsed_in_a_fresh_process(data: bytes, name: str) -> tuple[list[str], set[str]]:
+    """The element kinds of `data` parsed by `parse_document` in a new Python process, and every
+    module that process then holds: what parsing one such file makes a sync load."""
+    import subprocess
+    import sys
+
+    from rag_pipeline_tests.conftest import PROJECT_ROOT
+
+    probe = ("import json, sys; from rag_pipeline.parsing import parse_document; "
+             f"d = parse_document({data!r}, {name!r}); print(json.dumps([[e.kind for e in d.elements], sorted(sys.modules)]))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr
+    kinds, modules = json.loads(done.stdout.strip().splitlines()[-1])
+    return kinds, set(modules)

@@ -5,8 +5,6 @@ constructs), and defers to that path where the direct walk would have to guess."
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.markdown_direct import BULLETS_RE, parse_markdown_direct, parse_markdown_file
 from rag_pipeline.parsing.office import parse_with_unstructured
 from rag_pipeline_tests.conftest import PROJECT_ROOT
+from rag_pipeline_tests.helpers import parsed_in_a_fresh_process
 
 LIMITS = ParseLimits(ocr=False)
 
@@ -157,13 +156,9 @@ def test_the_bullet_pattern_is_unstructureds() -> None:
 
 def test_parsing_markdown_imports_no_unstructured(tmp_path: Path) -> None:
     """The point of the direct parser: a Markdown file costs python-markdown and lxml only."""
-    probe = ("import sys; from rag_pipeline.parsing import parse_document; "
-             "d = parse_document(b'# H\\n\\n| a | b |\\n|---|---|\\n| 1 | 2 |\\n', 'a.md'); "
-             "assert [e.kind for e in d.elements] == ['heading', 'table'], d.elements; "
-             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('unstructured', 'nltk', 'spacy', 'torch')))")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=600)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    kinds, modules = parsed_in_a_fresh_process(b"# H\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", "a.md")
+    assert kinds == ["heading", "table"]
+    assert sorted(m for m in modules if m.split(".")[0] in ("unstructured", "nltk", "spacy", "torch")) == []
 
 
 def test_random_blocks_of_headings_lists_code_and_tables_parse_to_the_former_elements() -> None:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import random
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,7 +19,8 @@ from rag_pipeline.parsing.office.elements import map_markup_elements
 from rag_pipeline.parsing.office.fast_heuristics import fast_heuristics
 from rag_pipeline.parsing.text_direct import guessed_text_elements
 from rag_pipeline.parsing.worker import ParseWorker
-from rag_pipeline_tests.conftest import CORPUS, PROJECT_ROOT
+from rag_pipeline_tests.conftest import CORPUS
+from rag_pipeline_tests.helpers import parsed_in_a_fresh_process
 
 Shape = list[tuple[str, str, int | None]]
 LIMITS = ParseLimits(ocr=False)
@@ -139,15 +138,12 @@ def test_headings_are_still_guessed_by_the_language_model_where_only_it_can_tell
 def test_text_without_possible_headings_loads_neither_spacy_nor_a_partitioner() -> None:
     """Lines that end as sentences, bullets and long paragraphs are typed without a language
     model: parsing them loads no spaCy, no torch and no unstructured partitioner."""
-    probe = ("import sys; from rag_pipeline.parsing import parse_document; "
-             "d = parse_document(b'The plan was approved.\\n\\n- first item\\n- second item\\n\\nCosts fell by 4 percent "
-             "in the quarter, and the board expects them to fall again next year.\\n', 'a.txt'); "
-             "assert [e.kind for e in d.elements] == ['paragraph', 'list_item', 'list_item', 'paragraph'], d.elements; "
-             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('spacy', 'torch', 'pymupdf') "
-             "or m.split('.')[:3] in (['unstructured', 'partition', k] for k in ('text', 'html', 'md', 'docx', 'pdf'))))")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=600)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    kinds, modules = parsed_in_a_fresh_process(
+        b"The plan was approved.\n\n- first item\n- second item\n\nCosts fell by 4 percent in the quarter, and the "
+        b"board expects them to fall again next year.\n", "a.txt")
+    assert kinds == ["paragraph", "list_item", "list_item", "paragraph"]
+    partitioners = {f"unstructured.partition.{kind}" for kind in ("text", "html", "md", "docx", "pdf")}
+    assert sorted(m for m in modules if m.split(".")[0] in ("spacy", "torch", "pymupdf") or m in partitioners) == []
 
 
 def test_a_parser_that_met_only_text_has_not_loaded_pymupdf() -> None:
