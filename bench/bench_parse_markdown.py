@@ -71,7 +71,7 @@ def main() -> None:
                 while out.tell() < args.big_mb * 1024 * 1024:
                     out.write(section + "\n")
             files.append(big)
-        if args.changelog_entries:  # a block python-markdown re-split at every heading (headings_apart)
+        if args.changelog_entries:  # a block python-markdown re-split at every heading (markdown_blocks.blocks_apart)
             changelog = Path(folder) / "changelog.md"
             changelog.write_text("".join(f"## v1.{i}.0\n- fixed bug {i} in the parser\n- added option {i}\n"
                                          for i in range(args.changelog_entries)), encoding="utf-8")

@@ -39,11 +39,11 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 from rag_pipeline.parsing.config import ParseLimits
+from rag_pipeline.parsing.markdown_blocks import blocks_apart
 from rag_pipeline.parsing.markdown_source import (
     LXML_DEPTH,
     TOO_DEEP,
     check_source_nesting,
-    headings_apart,
     markdown_inside_details,
 )
 from rag_pipeline.parsing.superscripts import mark_sup_elements
@@ -115,7 +115,7 @@ def parse_markdown_direct(text: str) -> list[Element] | None:
     from rag_pipeline.parsing.office.html_tree import open_figures_and_details
 
     check_source_nesting(text)
-    source, extensions = markdown_inside_details(headings_apart(text))
+    source, extensions = markdown_inside_details(blocks_apart(text))
     try:
         html_text = markdown.markdown(source, extensions=extensions)
     except RecursionError:

@@ -40,7 +40,7 @@ CONSTRUCTS = {
     "block inside a link": "<a href='x'>link <p>block in link</p> tail</a> after",
     "unknown tags and forms": "<my-widget>w <b>b</b></my-widget>\n\n<form><input>f</form> tail\n\n<svg><title>t</title></svg> s",
     "entities": "&amp; &lt;x&gt; &copy; &#x41; &bogus;",
-    # headings with no blank line before them (markdown_source.headings_apart): after a paragraph,
+    # headings with no blank line before them (markdown_blocks.blocks_apart): after a paragraph,
     # a list, a quote, a table, a setext heading and code; inside fenced and indented code (kept
     # there); hashtags; an unterminated and an indented fence
     "headings without blank lines": (
@@ -93,19 +93,6 @@ def test_generated_markdown_parses_directly_to_the_former_elements(tmp_path: Pat
 def test_constructs_and_hostile_markdown_parse_to_the_former_elements(name: str) -> None:
     data = CONSTRUCTS[name].encode("utf-8")
     assert _direct(data) == _former(data)
-
-
-def test_headings_are_set_apart_only_outside_fenced_code_and_raw_html() -> None:
-    """The blank lines headings_apart inserts (the constructs above show the elements do not
-    change), and where it inserts none."""
-    from rag_pipeline.parsing.markdown_source import headings_apart
-
-    assert headings_apart("# a\ntext\n## b\n```\n# code\n```\n# c\n\n# d") == (
-        "# a\ntext\n\n## b\n```\n# code\n```\n\n# c\n\n# d")
-    assert headings_apart("text\n<div>\n# x\n</div>") == "text\n<div>\n# x\n</div>"  # raw HTML: as it is
-    assert headings_apart("a <!-- c\n# x\n--> b") == "a <!-- c\n# x\n--> b"
-    assert headings_apart("a\f# x\u2028# y\n# z") == "a\f# x\u2028# y\n\n# z"  # lines end at "\n" only
-    assert headings_apart("| a |\n|---|\n# row?\n\ntext\n# h") == "| a |\n|---|\n# row?\n\ntext\n\n# h"
 
 
 def test_what_the_walk_does_not_implement_goes_to_the_former_path() -> None:
@@ -163,7 +150,7 @@ def test_parsing_markdown_imports_no_unstructured(tmp_path: Path) -> None:
 
 def test_random_blocks_of_headings_lists_code_and_tables_parse_to_the_former_elements() -> None:
     """Seeded random documents from the lines where setting a heading apart could change how
-    python-markdown reads a block (list continuations, indented and fenced code, tables, quotes):
+    python-markdown reads a block (test_markdown_blocks.py checks the HTML on many more) (list continuations, indented and fenced code, tables, quotes):
     the same elements as the former path, every one. A version that set headings apart after an
     indented list continuation fails 2 of these 300 documents."""
     import random

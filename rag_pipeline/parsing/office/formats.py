@@ -11,6 +11,7 @@ from io import BytesIO
 from typing import Any
 
 from rag_pipeline.parsing.config import ParseLimits
+from rag_pipeline.parsing.markdown_blocks import blocks_apart
 from rag_pipeline.parsing.office.document_meta import core_title, html_bold_texts, html_title
 from rag_pipeline.parsing.office.elements import map_docx_element, map_markup_elements
 from rag_pipeline.parsing.office.html_content import extract_main_content, mail_html_as_shown
@@ -95,7 +96,7 @@ def _parse_markdown(data: bytes, limits: ParseLimits) -> ParsedDocument:
     text = decode_text_strict(data, "Markdown")
     if not text.strip():
         return ParsedDocument(elements=[], parser=PARSER_VERSION)
-    raw = partition_md(text=normalize_markdown(text), languages=[""])
+    raw = partition_md(text=blocks_apart(normalize_markdown(text)), languages=[""])
     return ParsedDocument(elements=map_markup_elements(raw), parser=PARSER_VERSION)
 
 
