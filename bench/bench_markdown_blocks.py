@@ -3,7 +3,8 @@
 python-markdown re-reads a block's remainder after every heading, rule, setext underline and link
 definition in it, so such blocks cost time growing with the square of their length. For each
 shape, at --entries entries: python-markdown on the text as it is ("before", the former cost),
-on the text after blocks_apart ("after"), and the whole direct Markdown parse of it; then the
+the converter the direct parser uses (linear_markdown: "after"; the unstructured path's
+blocks_apart reaches top-level blocks only), and the whole direct Markdown parse; then the
 after figure at --big-entries entries (no "before": it is quadratic), and prose of the same size
 as the baseline. Best of --rounds, in this process.
 
@@ -27,6 +28,8 @@ SHAPES = {
     "setext-looking entries": lambda i: f"Entry {i}\n--------\nitem text {i}\n",
     "definitions between lines": lambda i: f"text {i}\n[r{i}]: http://example.com/{i}\n",
     "inline HTML and rules": lambda i: f"<b>entry</b> {i} and text\nmore\n---\n",
+    "rules, definitions in a quote": lambda i: f"> entry {i}\n> * * *\n> [r{i}]: http://x/{i}\n",
+    "headings in a list item": lambda i: ("- item\n\n" if i == 0 else "") + f"    # h{i}\n    text {i}\n",
     "prose (baseline)": lambda i: f"Plain words of entry {i} in one paragraph.\n",
 }
 
@@ -50,12 +53,15 @@ def main() -> None:
     import markdown
 
     from rag_pipeline.parsing.config import ParseLimits
-    from rag_pipeline.parsing.markdown_blocks import blocks_apart
+    from rag_pipeline.parsing.markdown_blocks import linear_markdown
     from rag_pipeline.parsing.markdown_direct import parse_markdown_file
     from rag_pipeline.parsing.office.markdown_tables import normalize_markdown
 
     def render(text: str) -> str:
         return markdown.markdown(text, extensions=["tables", "fenced_code"])
+
+    def linear(text: str) -> str:
+        return linear_markdown(["tables", "fenced_code"]).convert(text)
 
     print(f"load average {os.getloadavg()[0]:.1f}; best of {args.rounds}")
     print(f"{'shape':<30}{'KB':>7}{'before s':>10}{'after s':>9}{'ratio':>8}{'parse s':>9}"
@@ -65,11 +71,11 @@ def main() -> None:
     for name, entry in SHAPES.items():
         text = normalize_markdown("".join(entry(i) for i in range(args.entries)))
         big = normalize_markdown("".join(entry(i) for i in range(args.big_entries)))
-        assert render(blocks_apart(text)) == render(text), name
+        assert linear(text) == render(text), name
         before = best(render, text, args.rounds)
-        after = best(lambda t: render(blocks_apart(t)), text, args.rounds)
+        after = best(linear, text, args.rounds)
         parse = best(lambda t: parse_markdown_file(t.encode(), name="b.md", limits=ParseLimits()), text, args.rounds)
-        after_big = best(lambda t: render(blocks_apart(t)), big, args.rounds)
+        after_big = best(linear, big, args.rounds)
         rows.append((name, len(text) / 1024, before, after, parse, len(big) / 1024, after_big))
         if name.startswith("prose"):
             prose_big = after_big

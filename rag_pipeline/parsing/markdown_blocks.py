@@ -1,5 +1,6 @@
 """Blocks set apart where python-markdown splits them anyway, so that it reads a long block in
-linear time (markdown_direct.py and the unstructured path both render the result).
+linear time: `linear_markdown` for the direct Markdown parser (markdown_direct.py), which also
+reaches inside quotes and list items, and `blocks_apart` on the text for the unstructured path.
 
 python-markdown splits a block at a heading, a horizontal rule, a setext underline or a link
 reference definition, hands the remainder back and reads it again from the top: each of its
@@ -12,6 +13,12 @@ python-markdown splits, so the HTML is the same (tested against python-markdown 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
+
+    from markdown import Markdown
 
 _TAB = 4  # python-markdown's tab_length
 # a line python-markdown's HTML block preprocessor may take out of the text: a block-level tag (its list, 3.x),
@@ -31,7 +38,34 @@ def _as_python_markdown_reads_lines(text: str) -> str:
     """python-markdown's own first step (NormalizeWhitespace, less its trailing blank lines), so
     that the lines read here are the lines it reads; it does the same again, to no effect."""
     text = text.replace("\x02", "").replace("\x03", "").replace("\r\n", "\n").replace("\r", "\n")
-    return re.sub(r"(?<=\n) +\n", "\n", text.expandtabs(_TAB))
+    return re.sub(r"(?<=\n) +(?=\n|\Z)", "", text.expandtabs(_TAB))
+
+
+def linear_markdown(extensions: list[str]) -> Markdown:
+    """A python-markdown converter that cuts every list of blocks it reads where it would split
+    them anyway: the document's blocks, and those inside block quotes and a list item's indented
+    continuation, which it reads by the same processors (a long quote of rules or definitions was
+    as quadratic as a long block). Left as they are: blocks holding a raw-HTML placeholder, and a
+    list item's first blocks, where a heading's remainder is detabbed (a loose list) or a
+    paragraph joins the item's text (a tight one)."""
+    import markdown
+
+    converter = markdown.Markdown(extensions=extensions)
+    read, state = converter.parser.parseBlocks, converter.parser.state
+
+    def parse_blocks(parent: Element, blocks: list[str]) -> None:
+        if state and state[-1] not in ("blockquote", "detabbed"):
+            return read(parent, blocks)
+        return read(parent, [piece for block in blocks for piece in _block_apart(block)])
+
+    converter.parser.parseBlocks = parse_blocks
+    return converter
+
+
+def _block_apart(block: str) -> list[str]:
+    if "\n" not in block or "\x02" in block:
+        return [block]
+    return _apart(block, []).split("\n\n")
 
 
 def blocks_apart(text: str) -> str:
@@ -44,11 +78,19 @@ def blocks_apart(text: str) -> str:
     if "<!--" in text or _RAW_HTML_LINE.search(text):
         return text
     text = _as_python_markdown_reads_lines(text)
-    fences = [m.span() for m in FencedBlockPreprocessor.FENCED_BLOCK_RE.finditer(text)]
+    return _apart(text, [m.span() for m in FencedBlockPreprocessor.FENCED_BLOCK_RE.finditer(text)])
+
+
+def _apart(text: str, fences: list[tuple[int, int]]) -> str:
+    """`text` (its lines as python-markdown reads them) cut around headings, rules and
+    underlines, then around definitions, outside `fences`."""
     text = _split_lines_apart(text, fences)
     if "]:" not in text:
         return text
-    fences = [m.span() for m in FencedBlockPreprocessor.FENCED_BLOCK_RE.finditer(text)]
+    if fences:
+        from markdown.extensions.fenced_code import FencedBlockPreprocessor
+
+        fences = [m.span() for m in FencedBlockPreprocessor.FENCED_BLOCK_RE.finditer(text)]
     return _references_apart(text, fences)
 
 
@@ -69,8 +111,7 @@ def _split_lines_apart(text: str, fences: list[tuple[int, int]]) -> str:
         end = at + len(line) + 1
         while fence < len(fences) and fences[fence][1] <= at:
             fence += 1
-        blank = not line if at == 0 else not line.strip(" ")  # python-markdown blanks a line of spaces but the first
-        if blank or (fence < len(fences) and fences[fence][0] < end):  # a fence is a block of its own
+        if not line or (fence < len(fences) and fences[fence][0] < end):  # a fence is a block of its own
             out.append(line)
             at, opens_block, position, pending = end, True, 0, ""
             continue

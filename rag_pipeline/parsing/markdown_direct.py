@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 from rag_pipeline.parsing.config import ParseLimits
-from rag_pipeline.parsing.markdown_blocks import blocks_apart
+from rag_pipeline.parsing.markdown_blocks import linear_markdown
 from rag_pipeline.parsing.markdown_source import (
     LXML_DEPTH,
     TOO_DEEP,
@@ -109,15 +109,14 @@ def parse_markdown_file(data: bytes, *, name: str, limits: ParseLimits) -> Parse
 def parse_markdown_direct(text: str) -> list[Element] | None:
     """The elements of Markdown `text` (already decoded, tables normalised) as the unstructured
     path maps them; None when only that path can say (see the module docstring)."""
-    import markdown
     from lxml import etree
 
     from rag_pipeline.parsing.office.html_tree import open_figures_and_details
 
     check_source_nesting(text)
-    source, extensions = markdown_inside_details(blocks_apart(text))
+    source, extensions = markdown_inside_details(text)
     try:
-        html_text = markdown.markdown(source, extensions=extensions)
+        html_text = linear_markdown(extensions).convert(source)
     except RecursionError:
         raise ParseError(TOO_DEEP) from None
     if not html_text or not html_text.strip():

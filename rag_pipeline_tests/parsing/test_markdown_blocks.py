@@ -12,7 +12,7 @@ import pytest
 
 from rag_pipeline.parsing import parse_document
 from rag_pipeline.parsing.config import ParseLimits
-from rag_pipeline.parsing.markdown_blocks import _BLOCK_LEVEL, blocks_apart
+from rag_pipeline.parsing.markdown_blocks import _BLOCK_LEVEL, blocks_apart, linear_markdown
 from rag_pipeline_tests.parsing.test_markdown_direct import CONSTRUCTS
 
 _EXTENSIONS = ["tables", "fenced_code"]
@@ -43,11 +43,26 @@ def test_random_documents_render_to_the_same_html() -> None:
     for _ in range(1500):
         doc = "\n".join(rng.choice(_LINES) for _ in range(rng.randint(2, 50)))
         assert _html(blocks_apart(doc)) == _html(doc), repr(doc)
+        assert linear_markdown(_EXTENSIONS).convert(doc) == _html(doc), repr(doc)
+
+
+def test_random_quotes_list_items_and_raw_html_render_to_the_same_html() -> None:
+    """The same lines quoted, nested and indented under list items, beside raw HTML blocks:
+    the converter cuts blocks inside quotes and list continuations too. A version that also cut
+    a list item's first blocks failed here (python-markdown detabs a heading's remainder in a
+    loose list item)."""
+    lines = [*_LINES, "<div>", "</div>", "<p>x</p>", "<!-- c -->", ">", "- a\n    # h\n    t", "> - a", "* b\n    ***"]
+    rng = random.Random(23)
+    for _ in range(1500):
+        doc = "\n".join(rng.choice(("", "> ", "    ", "> > ")) + rng.choice(lines) for _ in range(rng.randint(2, 50)))
+        assert linear_markdown(_EXTENSIONS).convert(doc) == _html(doc), repr(doc)
+        assert _html(blocks_apart(doc)) == _html(doc), repr(doc)
 
 
 @pytest.mark.parametrize("name", sorted(CONSTRUCTS))
 def test_constructs_render_to_the_same_html(name: str) -> None:
     assert _html(blocks_apart(CONSTRUCTS[name])) == _html(CONSTRUCTS[name])
+    assert linear_markdown(_EXTENSIONS).convert(CONSTRUCTS[name]) == _html(CONSTRUCTS[name])
 
 
 def test_corpus_markdown_renders_to_the_same_html(corpus_dir: Path) -> None:
@@ -56,6 +71,7 @@ def test_corpus_markdown_renders_to_the_same_html(corpus_dir: Path) -> None:
     for path in files:
         text = path.read_text(encoding="utf-8")
         assert _html(blocks_apart(text)) == _html(text), path.name
+        assert linear_markdown(_EXTENSIONS).convert(text) == _html(text), path.name
 
 
 _LONG_BLOCKS = {  # what python-markdown re-read to the end at every split: time growing with the square
@@ -76,6 +92,32 @@ def test_no_block_is_left_that_python_markdown_splits_again(shape: str) -> None:
     apart = blocks_apart(text)
     assert _html(apart) == _html(text)
     assert max(len(block.split("\n")) for block in apart.split("\n\n")) <= 3
+
+
+def test_blocks_inside_quotes_and_list_items_are_cut_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What python-markdown reads inside a quote or a list item's continuation, it reads by the
+    same processors, re-reading each remainder: the blocks it is handed there are cut as well
+    (counted where its own parseBlocks receives them)."""
+    from markdown.blockparser import BlockParser
+
+    sizes: list[list[int]] = []  # per call, the lines of each block handed over
+    original = BlockParser.parseBlocks
+
+    def counted(self: BlockParser, parent: object, blocks: list[str]) -> None:
+        sizes.append([len(block.split("\n")) for block in blocks])
+        original(self, parent, blocks)
+
+    monkeypatch.setattr(BlockParser, "parseBlocks", counted)
+    quoted = "".join(f"> entry {i}\n> * * *\n> [r{i}]: http://x/{i}\n" for i in range(300))
+    listed = "- item\n\n" + "".join(f"    # h{i}\n    text {i}\n" for i in range(300))
+    for text in (quoted, listed):
+        expected = _html(text)
+        sizes.clear()
+        assert linear_markdown(_EXTENSIONS).convert(text) == expected
+        assert max(max(call) for call in sizes[1:]) <= 3  # below the document's own blocks, each handed over cut
+        sizes.clear()
+        _html(text)
+        assert max(max(call) for call in sizes[1:]) >= 600  # python-markdown alone: the quote or item as one block
 
 
 def test_a_megabyte_of_long_blocks_keeps_every_heading_and_rule() -> None:
