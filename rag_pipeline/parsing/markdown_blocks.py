@@ -1,14 +1,13 @@
-"""Blocks set apart where python-markdown splits them anyway, so that it reads a long block in
-linear time: `linear_markdown` for the direct Markdown parser (markdown_direct.py), which also
-reaches inside quotes and list items, and `blocks_apart` on the text for the unstructured path.
+"""Blocks cut where python-markdown splits them anyway, so that it reads a long block in linear
+time: `linear_markdown` is the python-markdown converter both Markdown paths use.
 
 python-markdown splits a block at a heading, a horizontal rule, a setext underline or a link
 reference definition, hands the remainder back and reads it again from the top: each of its
 block tests scans the remainder, so a block of many such lines costs time growing with the
 square of the block. Changelogs, logs and exported notes are written that way (no blank lines);
 4,000 lines between rules took 6.9 s, 4,000 definitions between lines of text 26 s, and a
-megabyte of either went past the parse time limit. The blank lines go only where
-python-markdown splits, so the HTML is the same (tested against python-markdown itself)."""
+megabyte of either went past the parse time limit. The cuts go only where python-markdown
+splits, so the HTML is the same (tested against python-markdown itself)."""
 
 from __future__ import annotations
 
@@ -20,25 +19,10 @@ if TYPE_CHECKING:
 
     from markdown import Markdown
 
-_TAB = 4  # python-markdown's tab_length
-# a line python-markdown's HTML block preprocessor may take out of the text: a block-level tag (its list, 3.x),
-# a closing tag, a comment, declaration or processing instruction; inline tags (<b>, <img>, <br>) stay text
-_BLOCK_LEVEL = ("address|article|aside|blockquote|body|canvas|center|colgroup|dd|details|div|dl|dt|fieldset|"
-                "figcaption|figure|footer|form|group|h[1-6]|header|hgroup|hr|html|iframe|legend|li|main|map|math|"
-                "menu|nav|noscript|object|ol|option|output|p|pre|progress|script|section|style|summary|table|tbody|"
-                "td|textarea|tfoot|th|thead|tr|ul|video")
-_RAW_HTML_LINE = re.compile(rf"(?mi)^ {{0,3}}<(?:[!?/]|(?:{_BLOCK_LEVEL})(?![\w:-]))")
 _SETEXT_UNDERLINE = re.compile(r"(?:=+|-+) *")  # python-markdown's, read on a block's second line only
 _LIST_ITEM = re.compile(r"[ ]{0,3}(?:\d+\.|[*+-])[ ]+")  # python-markdown's OList and UList tests
 # a line that splits a block before references are looked for (heading, rule); tested per block
 _SPLIT_OR_QUOTE = re.compile(r"(?m)^(?:#|[ ]{0,3}(?:(?:-[ ]{0,2}){3,}|(?:_[ ]{0,2}){3,}|(?:\*[ ]{0,2}){3,})[ ]*$)")
-
-
-def _as_python_markdown_reads_lines(text: str) -> str:
-    """python-markdown's own first step (NormalizeWhitespace, less its trailing blank lines), so
-    that the lines read here are the lines it reads; it does the same again, to no effect."""
-    text = text.replace("\x02", "").replace("\x03", "").replace("\r\n", "\n").replace("\r", "\n")
-    return re.sub(r"(?<=\n) +(?=\n|\Z)", "", text.expandtabs(_TAB))
 
 
 def linear_markdown(extensions: list[str]) -> Markdown:
@@ -56,47 +40,26 @@ def linear_markdown(extensions: list[str]) -> Markdown:
     def parse_blocks(parent: Element, blocks: list[str]) -> None:
         if state and state[-1] not in ("blockquote", "detabbed"):
             return read(parent, blocks)
-        return read(parent, [piece for block in blocks for piece in _block_apart(block)])
+        return read(parent, [piece for block in blocks for piece in cut_block(block)])
 
     converter.parser.parseBlocks = parse_blocks
     return converter
 
 
-def _block_apart(block: str) -> list[str]:
-    if "\n" not in block or "\x02" in block:
+def cut_block(block: str) -> list[str]:
+    """`block` in the pieces python-markdown would split it into anyway: cut around its headings,
+    rules and setext underlines, then around one-line link definitions. A block holding a raw-HTML
+    placeholder, or opening or ending with a line break (python-markdown's own blocks do not), is
+    left whole."""
+    if "\n" not in block or "\x02" in block or "\n\n" in block or block.strip("\n") != block:
         return [block]
-    return _apart(block, []).split("\n\n")
+    parts = _split_lines_apart(block).split("\n\n")
+    return [piece for part in parts for piece in _at_definitions(part)] if "]:" in block else parts
 
 
-def blocks_apart(text: str) -> str:
-    """`text` with blank lines where python-markdown splits a block anyway: around each ATX
-    heading, horizontal rule and setext underline, and around link reference definitions
-    (markdown_blocks' docstring says why). A text with raw HTML blocks or comments, whose blocks
-    python-markdown reads by other rules, is returned unchanged."""
-    from markdown.extensions.fenced_code import FencedBlockPreprocessor
-
-    if "<!--" in text or _RAW_HTML_LINE.search(text):
-        return text
-    text = _as_python_markdown_reads_lines(text)
-    return _apart(text, [m.span() for m in FencedBlockPreprocessor.FENCED_BLOCK_RE.finditer(text)])
-
-
-def _apart(text: str, fences: list[tuple[int, int]]) -> str:
-    """`text` (its lines as python-markdown reads them) cut around headings, rules and
-    underlines, then around definitions, outside `fences`."""
-    text = _split_lines_apart(text, fences)
-    if "]:" not in text:
-        return text
-    if fences:
-        from markdown.extensions.fenced_code import FencedBlockPreprocessor
-
-        fences = [m.span() for m in FencedBlockPreprocessor.FENCED_BLOCK_RE.finditer(text)]
-    return _references_apart(text, fences)
-
-
-def _split_lines_apart(text: str, fences: list[tuple[int, int]]) -> str:
-    """Blank lines around headings, rules and underlines, outside `fences`. Where follows
-    python-markdown's processors' order. A block opening indented (code, a list item's
+def _split_lines_apart(text: str) -> str:
+    """Blank lines around headings, rules and underlines, where python-markdown's processors'
+    order splits. A block opening indented (code, a list item's
     continuation) or with a "|" (a table, whose rows may be headings) is read whole. Otherwise
     every heading line splits it, wherever it is; between headings, an underline under a part's
     first line makes a setext heading (so a rule over an underline is a heading's text), and a
@@ -104,18 +67,9 @@ def _split_lines_apart(text: str, fences: list[tuple[int, int]]) -> str:
     from markdown.blockprocessors import HashHeaderProcessor, HRProcessor
 
     out: list[str] = []
-    at, fence = 0, 0
     opens_block, whole, part_whole = True, False, False  # a block after a blank line or heading; read whole
     position, pending = 0, ""  # the line's index in its part; what the line after a split gets
     for line in text.split("\n"):  # "\n" only: str.splitlines would also break at \f, \x1c, \u2028 ...
-        end = at + len(line) + 1
-        while fence < len(fences) and fences[fence][1] <= at:
-            fence += 1
-        if not line or (fence < len(fences) and fences[fence][0] < end):  # a fence is a block of its own
-            out.append(line)
-            at, opens_block, position, pending = end, True, 0, ""
-            continue
-        at = end
         underline = position == 1 and _SETEXT_UNDERLINE.fullmatch(line) is not None
         if pending == "split" or (pending == "unless underline" and not underline):
             out.append("")
@@ -154,20 +108,7 @@ def _read_whole(first_line: str) -> bool:
     return first_line[:1] == " " or "|" in first_line
 
 
-
-
-def _references_apart(text: str, fences: list[tuple[int, int]]) -> str:
-    """Blank lines around link reference definitions, block by block (fenced code is a block of
-    its own: python-markdown sets it apart before reading blocks)."""
-    out, at = [], 0
-    for start, end in [*fences, (len(text), len(text))]:
-        out.append("\n\n".join(_block_references_apart(block) for block in text[at:start].split("\n\n")))
-        out.append(text[start:end])
-        at = end
-    return "".join(out)
-
-
-def _block_references_apart(block: str) -> str:
+def _at_definitions(block: str) -> list[str]:
     """`block` cut before and after its definitions as python-markdown's ReferenceProcessor cuts
     it: the first match, with the definitions right after it, then the rest read as a new block.
     Only a block that reaches that processor is cut: none opening as code, a table or a list,
@@ -176,33 +117,31 @@ def _block_references_apart(block: str) -> str:
     definitions of one line each are set apart, since alone they can be read as nothing else."""
     from markdown.blockprocessors import BlockQuoteProcessor, ReferenceProcessor
 
-    core = block.strip("\n")
-    if "]:" not in core or _SPLIT_OR_QUOTE.search(core) or BlockQuoteProcessor.RE.search(core):
-        return block
-    lead = block[: len(block) - len(block.lstrip("\n"))]
+    if "]:" not in block or _SPLIT_OR_QUOTE.search(block) or BlockQuoteProcessor.RE.search(block):
+        return [block]
     pieces, at = [], 0
-    while _reaches_references(core, at):
-        match = ReferenceProcessor.RE.search(core, at)
+    while _reaches_references(block, at):
+        match = ReferenceProcessor.RE.search(block, at)
         if match is None:
             break
         start = end = match.start()
-        for match in ReferenceProcessor.RE.finditer(core, start):  # ReferenceProcessor.run's own loop
-            if match.start() > start and (core[end:match.start()].strip("\n") or "\n" in match.group()):
+        for match in ReferenceProcessor.RE.finditer(block, start):  # ReferenceProcessor.run's own loop
+            if match.start() > start and (block[end:match.start()].strip("\n") or "\n" in match.group()):
                 break
             end = match.end()
-        if "\n" in core[start:end]:  # a definition over lines (a title or URL below): alone it might read
+        if "\n" in block[start:end]:  # a definition over lines (a title or URL below): alone it might read
             break  # as a setext heading or table, so this one stays where python-markdown finds it
-        before = core[at:start].rstrip("\n")
+        before = block[at:start].rstrip("\n")
         if before.strip():
             pieces.append(before)
             at = start
-        rest = len(core) - len(core[end:].lstrip("\n"))
-        if not core[rest:].strip():
+        rest = len(block) - len(block[end:].lstrip("\n"))
+        if not block[rest:].strip():
             break
-        pieces.append(core[at:end])
+        pieces.append(block[at:end])
         at = rest
-    pieces.append(core[at:])
-    return lead + "\n\n".join(pieces) + block[len(lead) + len(core):]
+    pieces.append(block[at:])
+    return pieces
 
 
 def _reaches_references(core: str, at: int) -> bool:

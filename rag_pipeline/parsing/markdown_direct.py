@@ -18,14 +18,19 @@ unstructured path, so the answer is the former one:
 - MathML (<math>) and KaTeX markup: unstructured rewrites them to LaTeX;
 - HTML nested deeper than MAX_DEPTH (the walk recurses, as unstructured's does).
 Where the answers differ, on purpose:
-- HTML nested deeper than LXML_DEPTH (raw <div>s or lists 256 levels deep): lxml's default
-  parser silently drops everything from that depth to the end of the file, so the former path
-  indexed a truncated document, or refused it as "no text found". The direct parser reads the
-  whole tree (huge_tree) and refuses the file with a reason that says what to fix.
+- HTML nested deeper than LXML_DEPTH (raw <div>s 256 levels deep): lxml's default parser
+  silently drops everything from that depth to the end of the file, so the former path indexed
+  a truncated document, or refused it as "no text found". Such a file now goes to the
+  unstructured path with its HTML as shown, the deep part flattened as for an HTML file
+  (office/html_tree.flatten_deep_nesting), so the whole text is read. Lists indented that deep
+  are refused before python-markdown reads them, with what to fix (markdown_source.py).
 - Raw <details> (a README's "click to expand") and <figure>: the former path dropped them with
   everything inside; the direct parser reads what they hold, the <summary> or <figcaption> as
   a paragraph (office/html_tree.open_figures_and_details, as for HTML files). The fallback to
-  the unstructured path (MathML, deep nesting) still drops them.
+  the unstructured path (MathML, deep nesting) gets its HTML as an e-mail's HTML part does
+  (office/html_content.html_as_shown): figures and details opened, MathML read.
+- Raw HTML a reader is not shown (display:none, the hidden attribute, font size 0): the former
+  path indexed it; both paths now leave it out, as for HTML files (office/html_chrome.drop_hidden).
 - A file of only HTML comments: the former path failed with "AttributeError: 'NoneType' object
   has no attribute 'xpath'"; the direct parser finds no elements, so the file is refused as
   "no text found in this Markdown file".
@@ -41,7 +46,6 @@ from types import SimpleNamespace
 from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.markdown_blocks import linear_markdown
 from rag_pipeline.parsing.markdown_source import (
-    LXML_DEPTH,
     TOO_DEEP,
     check_source_nesting,
     markdown_inside_details,
@@ -111,6 +115,7 @@ def parse_markdown_direct(text: str) -> list[Element] | None:
     path maps them; None when only that path can say (see the module docstring)."""
     from lxml import etree
 
+    from rag_pipeline.parsing.office.html_chrome import drop_hidden
     from rag_pipeline.parsing.office.html_tree import open_figures_and_details
 
     check_source_nesting(text)
@@ -131,6 +136,7 @@ def parse_markdown_direct(text: str) -> list[Element] | None:
     if root is None:  # only comments or processing instructions: no text (the former path crashed here)
         return []
     etree.strip_elements(root, _STRIPPED, with_tail=False)
+    drop_hidden(root)  # raw HTML a reader is not shown (display:none, hidden, font size 0), as in an HTML file
     mark_sup_elements(root)  # raw <sup> in the Markdown: "10<sup>6</sup>" is 10^6, not 106
     open_figures_and_details(root)  # raw <details> and <figure>: unstructured dropped what they hold
     main = root.find(".//main")
@@ -147,14 +153,12 @@ def parse_markdown_direct(text: str) -> list[Element] | None:
 
 
 def _check(root) -> None:  # noqa: ANN001 -- an lxml element
-    """Refuse what the walk does not implement, and trees deeper than MAX_DEPTH; a file nested
-    so deep that the former path lost text is refused with what to fix."""
+    """Refuse what the walk does not implement, and trees deeper than MAX_DEPTH (the unstructured
+    path reads them, its HTML flattened where deeper than unstructured reads)."""
     stack, deepest = [(root, 0)], 0
     while stack:
         node, depth = stack.pop()
         deepest = max(deepest, depth)
-        if depth >= LXML_DEPTH:
-            raise ParseError(TOO_DEEP)
         for child in node:
             if not isinstance(child.tag, str) or child.tag in _UNSUPPORTED:
                 raise Unsupported(str(child.tag))

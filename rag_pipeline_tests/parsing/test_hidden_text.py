@@ -211,3 +211,25 @@ def test_an_e_mails_hidden_html_is_left_out_and_its_visible_text_kept(hidden: st
                             subtype="html")
     texts = [e.text for e in parse_document(message.as_bytes(), "policy.eml").elements]
     assert texts == ["Expense policy", VISIBLE, "Revenue of USD 1,234^1."]
+
+
+_MARKDOWN_HIDDEN = [
+    f'<div style="display:none">{PLANTED}.</div>', f"<p hidden>{PLANTED}.</p>", f'<p aria-hidden="true">{PLANTED}.</p>',
+    f'<div style="visibility: hidden">{PLANTED}.</div>', f'Text <span style="font-size:0">{PLANTED}.</span> ends.',
+]
+
+
+@pytest.mark.parametrize("hidden", _MARKDOWN_HIDDEN)
+@pytest.mark.parametrize("math", ["", "\n\nThe area is <math><mi>x</mi><mo>=</mo><mn>3</mn></math> units."])
+def test_markdowns_hidden_raw_html_is_left_out_on_both_paths(hidden: str, math: str) -> None:
+    """Raw HTML in Markdown is rendered as HTML, so what an HTML page may not show a reader stays
+    out of the index as it does for a page; a document with MathML goes through unstructured's
+    HTML partitioner instead of the direct walk, and now gets the same (before, both indexed the
+    planted instruction; that path also dropped the MathML formula itself)."""
+    text = f"# Policy\n\n{VISIBLE}\n\n{hidden}{math}\n"
+    elements = parse_document(text.encode(), "policy.md").elements
+    texts = [e.text for e in elements]
+    assert texts[:2] == ["Policy", VISIBLE]
+    assert not any("Ignore" in t for t in texts)
+    if math:
+        assert texts[-1] == "The area is x=3 units."

@@ -104,14 +104,18 @@ def test_what_the_walk_does_not_implement_goes_to_the_former_path() -> None:
     assert _direct(deep.encode()) == _former(deep.encode())
 
 
-def test_nesting_that_the_former_path_truncated_is_refused_with_what_to_fix() -> None:
-    """The one construct where the answers differ on purpose: from 256 levels lxml's default
-    parser drops everything to the end of the file, so the former path silently indexed a
-    truncated document (here: nothing, not even the paragraph after the nesting)."""
+def test_html_nested_past_what_lxml_reads_by_default_is_read_to_its_end() -> None:
+    """From 256 levels lxml's default parser drops everything to the end of the file, so
+    unstructured's partition_md silently indexed a truncated document (here: nothing, not even
+    the paragraph after the nesting). The file now goes to that path with its HTML as shown,
+    the deep part flattened as for an HTML file: every word is read. Lists indented that deep
+    are refused before python-markdown reads them (test_deep_nesting.py)."""
+    from unstructured.partition.md import partition_md
+
     deep = "<div>" * 400 + "deep text" + "</div>" * 400 + "\n\nafter the nesting"
-    assert _former(deep.encode()) == []
-    with pytest.raises(ParseError, match="256 levels deep or more.*flatten the nesting"):
-        parse_document(deep.encode(), "deep.md", LIMITS)
+    assert partition_md(text=deep) == []
+    assert [(e["kind"], e["text"]) for e in _direct(deep.encode())] == [("paragraph", "deep text"),
+                                                                         ("paragraph", "after the nesting")]
 
 
 def test_invalid_utf8_and_empty_files_are_refused_with_what_to_do() -> None:

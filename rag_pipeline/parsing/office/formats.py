@@ -11,10 +11,10 @@ from io import BytesIO
 from typing import Any
 
 from rag_pipeline.parsing.config import ParseLimits
-from rag_pipeline.parsing.markdown_blocks import blocks_apart
+from rag_pipeline.parsing.markdown_blocks import linear_markdown
 from rag_pipeline.parsing.office.document_meta import core_title, html_bold_texts, html_title
 from rag_pipeline.parsing.office.elements import map_docx_element, map_markup_elements
-from rag_pipeline.parsing.office.html_content import extract_main_content, mail_html_as_shown
+from rag_pipeline.parsing.office.html_content import extract_main_content, html_as_shown
 from rag_pipeline.parsing.office.html_tree import MAX_NESTING
 from rag_pipeline.parsing.office.markdown_tables import normalize_markdown
 from rag_pipeline.parsing.office.slides import SlideHints, map_slide, pptx_as_shown
@@ -90,13 +90,16 @@ def _parse_html(data: bytes, limits: ParseLimits) -> ParsedDocument:
 
 
 def _parse_markdown(data: bytes, limits: ParseLimits) -> ParsedDocument:
-    """Markdown goes through python-markdown (tables, fenced code) and the HTML partitioner."""
-    from unstructured.partition.md import partition_md
+    """Markdown goes through python-markdown (tables, fenced code) and the HTML partitioner, as
+    unstructured's partition_md does it, with the HTML made what a reader is shown first (hidden
+    elements out, MathML as read, figures and details opened), as for an e-mail's HTML part."""
+    from unstructured.partition.html import partition_html
 
     text = decode_text_strict(data, "Markdown")
     if not text.strip():
         return ParsedDocument(elements=[], parser=PARSER_VERSION)
-    raw = partition_md(text=blocks_apart(normalize_markdown(text)), languages=[""])
+    html = linear_markdown(["tables", "fenced_code"]).convert(normalize_markdown(text))
+    raw = partition_html(text=html_as_shown(html), languages=[""]) if html.strip() else []
     return ParsedDocument(elements=map_markup_elements(raw), parser=PARSER_VERSION)
 
 
@@ -126,7 +129,7 @@ def _parse_email(data: bytes, limits: ParseLimits) -> ParsedDocument:
                                     level=level))
             continue
         if part.kind == "text/html":
-            raw = partition_html(text=mail_html_as_shown(part.text), languages=[""])
+            raw = partition_html(text=html_as_shown(part.text), languages=[""])
             elements += map_markup_elements(raw, heading_offset=level)
         else:
             elements += guessed_text_elements(part.text, heading_offset=level)

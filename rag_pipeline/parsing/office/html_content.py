@@ -80,9 +80,9 @@ def extract_main_content(text: str) -> tuple[str, set[str], int]:
 _NEEDS_TREE = re.compile(r"<sup[\s>/]|<figure|<details|<math|<ruby|hidden|display|opacity|font-size|transparent", re.I)
 
 
-def mail_html_as_shown(text: str) -> str:
-    """An HTML text that does not go through `extract_main_content` (an e-mail's HTML part) as a
-    reader is shown it: hidden elements dropped (`html_chrome.drop_hidden`: a hidden block of
+def html_as_shown(text: str) -> str:
+    """An HTML text that does not go through `extract_main_content` (an e-mail's HTML part, the
+    HTML of Markdown the direct parser defers) as a reader is shown it: hidden elements dropped (`html_chrome.drop_hidden`: a hidden block of
     instructions in a mail reaches no index), `<sup>` digits marked, figures and collapsed
     sections opened (html_tree.open_figures_and_details) and nesting too deep for
     unstructured flattened; the text itself when it holds none of these."""

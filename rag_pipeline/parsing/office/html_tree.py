@@ -165,9 +165,18 @@ def class_and_id(node: Any) -> str:
 
 
 def drop(node: Any) -> None:
-    """Remove `node` and its subtree, keeping its tail text (which belongs to the parent)."""
-    if node.getparent() is not None:
-        node.drop_tree()
+    """Remove `node` and its subtree, keeping its tail text (which belongs to the parent): lxml.html's
+    drop_tree, for plain lxml trees too (the Markdown parser's)."""
+    parent = node.getparent()
+    if parent is None:
+        return
+    if node.tail:
+        previous = node.getprevious()
+        if previous is None:
+            parent.text = (parent.text or "") + node.tail
+        else:
+            previous.tail = (previous.tail or "") + node.tail
+    parent.remove(node)
 
 
 def has_ancestor(node: Any, tags: Iterable[str]) -> bool:
