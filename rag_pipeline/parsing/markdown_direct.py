@@ -15,7 +15,8 @@ The result is checked equal to the unstructured path on every Markdown file of t
 corpus and on generated and hostile files (rag_pipeline_tests/parsing/test_markdown_direct.py).
 Where the walk would need what it does not implement, it answers None and the caller uses the
 unstructured path, so the answer is the former one:
-- MathML (<math>) and KaTeX markup: unstructured rewrites them to LaTeX;
+- MathML (<math>) and KaTeX markup: read there as in an HTML file (office/html_tree's
+  math_and_ruby_as_read: MathML in its linear form, KaTeX by its TeX annotation);
 - HTML nested deeper than MAX_DEPTH (the walk recurses, as unstructured's does).
 Where the answers differ, on purpose:
 - HTML nested deeper than LXML_DEPTH (raw <div>s 256 levels deep): lxml's default parser
