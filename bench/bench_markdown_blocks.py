@@ -1,10 +1,11 @@
 """Long Markdown blocks before and after parsing/markdown_blocks.py sets their split lines apart.
 
-python-markdown re-reads a block's remainder after every heading, rule, setext underline and link
-definition in it, so such blocks cost time growing with the square of their length. For each
-shape, at --entries entries: python-markdown on the text as it is ("before", the former cost),
-the converter the direct parser uses (linear_markdown: "after"; the unstructured path's
-blocks_apart reaches top-level blocks only), and the whole direct Markdown parse; then the
+python-markdown re-reads a block's remainder after every heading, rule, setext underline, link
+definition and end of indented code in it, so such blocks cost time growing with the square of
+their length (the shapes: bench/markdown_shapes.py, which the tests check too). For each shape,
+at --entries entries: python-markdown on the text as it is ("before", the former cost), the
+converter both Markdown paths use (linear_markdown: "after"), and the whole direct Markdown
+parse; then the
 after figure at --big-entries entries (no "before": it is quadratic), and prose of the same size
 as the baseline. Best of --rounds, in this process.
 
@@ -22,16 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-SHAPES = {
-    "changelog (headings, items)": lambda i: f"## v1.{i}.0\n- fixed bug {i}\n- added option {i}\n",
-    "lines between rules": lambda i: f"entry {i} of the log\n* * *\n",
-    "setext-looking entries": lambda i: f"Entry {i}\n--------\nitem text {i}\n",
-    "definitions between lines": lambda i: f"text {i}\n[r{i}]: http://example.com/{i}\n",
-    "inline HTML and rules": lambda i: f"<b>entry</b> {i} and text\nmore\n---\n",
-    "rules, definitions in a quote": lambda i: f"> entry {i}\n> * * *\n> [r{i}]: http://x/{i}\n",
-    "headings in a list item": lambda i: ("- item\n\n" if i == 0 else "") + f"    # h{i}\n    text {i}\n",
-    "prose (baseline)": lambda i: f"Plain words of entry {i} in one paragraph.\n",
-}
+from markdown_shapes import LONG_BLOCKS  # bench/, this script's folder, is on sys.path
+
+PROSE = "prose (baseline)"
+SHAPES = {**LONG_BLOCKS, PROSE: lambda i: f"Plain words of entry {i} in one paragraph.\n"}
 
 
 def best(fn, text: str, rounds: int) -> float:
@@ -77,7 +72,7 @@ def main() -> None:
         parse = best(lambda t: parse_markdown_file(t.encode(), name="b.md", limits=ParseLimits()), text, args.rounds)
         after_big = best(linear, big, args.rounds)
         rows.append((name, len(text) / 1024, before, after, parse, len(big) / 1024, after_big))
-        if name.startswith("prose"):
+        if name == PROSE:
             prose_big = after_big
     for name, kb, before, after, parse, kb_big, after_big in rows:
         ratio = after_big / prose_big if prose_big else float("nan")

@@ -1,13 +1,14 @@
 """Blocks cut where python-markdown splits them anyway, so that it reads a long block in linear
 time: `linear_markdown` is the python-markdown converter both Markdown paths use.
 
-python-markdown splits a block at a heading, a horizontal rule, a setext underline or a link
-reference definition, hands the remainder back and reads it again from the top: each of its
-block tests scans the remainder, so a block of many such lines costs time growing with the
-square of the block. Changelogs, logs and exported notes are written that way (no blank lines);
-4,000 lines between rules took 6.9 s, 4,000 definitions between lines of text 26 s, and a
-megabyte of either went past the parse time limit. The cuts go only where python-markdown
-splits, so the HTML is the same (tested against python-markdown itself)."""
+python-markdown splits a block at a heading, a horizontal rule, a setext underline, a link
+reference definition or the end of indented code, hands the remainder back and reads it again
+from the top: each of its block tests scans the remainder, so a block of many such lines costs
+time growing with the square of the block. Changelogs, logs and exported notes are written that
+way (no blank lines); 4,000 lines between rules took 6.9 s, 4,000 definitions between lines of
+text 26 s, 8,000 code lines between rules 18 s, and a megabyte of any went past the parse time
+limit. The cuts go only where python-markdown splits, so the HTML is the same (tested against
+python-markdown itself)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from markdown import Markdown
 
 _SETEXT_UNDERLINE = re.compile(r"(?:=+|-+) *")  # python-markdown's, read on a block's second line only
+_CODE_INDENT = " " * 4  # python-markdown's tab_length, which linear_markdown leaves at its default
 _LIST_ITEM = re.compile(r"[ ]{0,3}(?:\d+\.|[*+-])[ ]+")  # python-markdown's OList and UList tests
 # a line that splits a block before references are looked for (heading, rule); tested per block
 _SPLIT_OR_QUOTE = re.compile(r"(?m)^(?:#|[ ]{0,3}(?:(?:-[ ]{0,2}){3,}|(?:_[ ]{0,2}){3,}|(?:\*[ ]{0,2}){3,})[ ]*$)")
@@ -27,56 +29,101 @@ _SPLIT_OR_QUOTE = re.compile(r"(?m)^(?:#|[ ]{0,3}(?:(?:-[ ]{0,2}){3,}|(?:_[ ]{0,
 
 def linear_markdown(extensions: list[str]) -> Markdown:
     """A python-markdown converter that cuts every list of blocks it reads where it would split
-    them anyway: the document's blocks, and those inside block quotes and a list item's indented
-    continuation, which it reads by the same processors (a long quote of rules or definitions was
-    as quadratic as a long block). Left as they are: blocks holding a raw-HTML placeholder, and a
-    list item's first blocks, where a heading's remainder is detabbed (a loose list) or a
-    paragraph joins the item's text (a tight one)."""
+    them anyway: the document's blocks, those inside block quotes, list items and raw HTML read
+    as Markdown, and what follows indented code (handed back as one block). Left whole: a loose
+    list item's first block holding a heading, since python-markdown detabs what follows the
+    heading there, and an indented part under a list item, which is its continuation."""
     import markdown
+    from markdown.blockprocessors import HashHeaderProcessor
 
     converter = markdown.Markdown(extensions=extensions)
     read, state = converter.parser.parseBlocks, converter.parser.state
+    code_processor = converter.parser.blockprocessors["code"]
+    read_code = code_processor.run
+
+    def code_may_follow(parent: Element) -> bool:
+        """Whether an indented block after a heading or rule is code: under an <li> not yet
+        detabbed, python-markdown reads it as the item's continuation instead."""
+        return parent.tag != "li" or state.isstate("detabbed")
+
+    def cuts(parent: Element, block: str) -> list[str]:
+        """In a loose list item's first blocks python-markdown detabs what follows a heading:
+        a block with a heading is left whole there (its part before the heading comes back
+        through parse_blocks and is cut then)."""
+        if state.isstate("looselist") and HashHeaderProcessor.RE.search(block):
+            return [block]
+        return cut_block(block, code=code_may_follow(parent))
 
     def parse_blocks(parent: Element, blocks: list[str]) -> None:
-        if state and state[-1] not in ("blockquote", "detabbed"):
-            return read(parent, blocks)
-        return read(parent, [piece for block in blocks for piece in cut_block(block)])
+        read(parent, [piece for block in blocks for piece in cuts(parent, block)])
+
+    def read_code_then_cut(parent: Element, blocks: list[str]) -> None:
+        """python-markdown hands back what follows an indented code block's last line as one
+        block; it is cut here, once (what follows code in it is cut by `cut_block` itself)."""
+        code, rest = code_and_rest(blocks[0])
+        if rest:
+            blocks[0:1] = [code, *cuts(parent, rest)]
+        read_code(parent, blocks)
 
     converter.parser.parseBlocks = parse_blocks
+    code_processor.run = read_code_then_cut
     return converter
 
 
-def cut_block(block: str) -> list[str]:
+def cut_block(block: str, *, code: bool = True) -> list[str]:
     """`block` in the pieces python-markdown would split it into anyway: cut around its headings,
-    rules and setext underlines, then around one-line link definitions. A block holding a raw-HTML
-    placeholder, or opening or ending with a line break (python-markdown's own blocks do not), is
-    left whole."""
-    if "\n" not in block or "\x02" in block or "\n\n" in block or block.strip("\n") != block:
+    rules, setext underlines and the ends of indented code, then around one-line link
+    definitions. A block after raw HTML or after two blank lines opens with a line break, which
+    python-markdown's empty-block processor takes off alone; line breaks at its end stay with
+    the last piece, the remainder python-markdown reads last. A block holding a blank line (a
+    list item's) is left whole."""
+    if "\n\n" in block:
         return [block]
-    parts = _split_lines_apart(block).split("\n\n")
-    return [piece for part in parts for piece in _at_definitions(part)] if "]:" in block else parts
+    if block[:1] == "\n" and block[1:]:
+        return ["\n", *cut_block(block[1:], code=code)]
+    core = block.rstrip("\n")
+    if "\n" not in core:
+        return [block]
+    parts = _split_lines_apart(core, code).split("\n\n")
+    pieces = [piece for part in parts for piece in _at_definitions(part)] if "]:" in core else parts
+    pieces[-1] += block[len(core):]
+    return pieces
 
 
-def _split_lines_apart(text: str) -> str:
-    """Blank lines around headings, rules and underlines, where python-markdown's processors'
-    order splits. A block opening indented (code, a list item's
-    continuation) or with a "|" (a table, whose rows may be headings) is read whole. Otherwise
-    every heading line splits it, wherever it is; between headings, an underline under a part's
-    first line makes a setext heading (so a rule over an underline is a heading's text), and a
-    rule splits the part unless the part opens indented or with a "|"."""
+def _split_lines_apart(text: str, code_may_follow: bool) -> str:
+    """Blank lines around headings, rules, underlines and indented code, where python-markdown's
+    processors' order splits. A block that may open as code, a list item's continuation or a
+    table (a "|" over a separator row; its rows may be headings) is read whole. Otherwise every
+    heading line splits it, wherever it is; between headings, an underline under a part's first
+    line makes a setext heading (so a rule over an underline is a heading's text), a rule splits
+    the part unless the part may be a table, and an indented part after a split is code (no list
+    precedes it) unless `code_may_follow` is false; the code ends at its first line neither
+    indented nor blank."""
     from markdown.blockprocessors import HashHeaderProcessor, HRProcessor
 
     out: list[str] = []
     opens_block, whole, part_whole = True, False, False  # a block after a blank line or heading; read whole
     position, pending = 0, ""  # the line's index in its part; what the line after a split gets
-    for line in text.split("\n"):  # "\n" only: str.splitlines would also break at \f, \x1c, \u2028 ...
+    code, code_opens = False, False  # in indented code (it ends at a line neither indented nor blank); opening a block
+    lines = text.split("\n")  # "\n" only: str.splitlines would also break at \f, \x1c, \u2028 ...
+    for index, line in enumerate(lines):
+        if code and (line.startswith(_CODE_INDENT) or not line.strip()):
+            out.append(line)
+            continue
+        if code:  # python-markdown reads the rest as a new block: with its headings if the code opened
+            out.append("")  # one (after a heading); else they were split off before the code was read
+            code, opens_block = False, code_opens
         underline = position == 1 and _SETEXT_UNDERLINE.fullmatch(line) is not None
         if pending == "split" or (pending == "unless underline" and not underline):
             out.append("")
             position, underline = 0, False
         pending = ""
+        if position == 0 and out and not whole and code_may_follow and line.startswith(_CODE_INDENT):  # after a split: code, not a list's
+            code, code_opens = True, opens_block  # continuation (a heading or a rule precedes it, not a list)
+            out.append(line)
+            continue
         if opens_block:
-            whole, opens_block = _read_whole(line), False
+            whole, opens_block = _read_whole(line, lines[index + 1] if index + 1 < len(lines) else ""), False
         if whole:
             out.append(line)
             continue
@@ -87,7 +134,7 @@ def _split_lines_apart(text: str) -> str:
             opens_block, position, pending = True, 0, "split"
             continue
         if position == 0:
-            part_whole = _read_whole(line)
+            part_whole = _read_whole(line, lines[index + 1] if index + 1 < len(lines) else "")
         rule = not part_whole and not underline and HRProcessor.SEARCH_RE.match(line) is not None
         if rule and position > 0:  # set apart on both sides: alone, it can be neither a table nor setext
             out.append("")
@@ -101,11 +148,14 @@ def _split_lines_apart(text: str) -> str:
     return "\n".join(out)
 
 
-def _read_whole(first_line: str) -> bool:
-    """Whether python-markdown reads a block opening with this line as one piece (code, a list
-    item's continuation, a table) before looking for headings or rules in it; any indentation
-    or "|" counts, which leaves some splittable blocks as they are and never splits a whole one."""
-    return first_line[:1] == " " or "|" in first_line
+def _read_whole(first_line: str, second_line: str) -> bool:
+    """Whether python-markdown may read a block opening with these lines as one piece (code, a
+    list item's continuation, a table) before looking for headings or rules in it. A table needs
+    a "|" in its first line and a separator row ("--|:-:") under it; a first line of blanks is
+    read whole too. Erring towards whole leaves a splittable block as it is, never the reverse."""
+    if first_line.startswith(_CODE_INDENT):
+        return True
+    return "|" in first_line and not second_line.strip(" ").strip("|:- ")
 
 
 def _at_definitions(block: str) -> list[str]:
@@ -152,4 +202,18 @@ def _reaches_references(core: str, at: int) -> bool:
     first = core[at:] if first_end < 0 else core[at:first_end]
     second_end = -1 if first_end < 0 else core.find("\n", first_end + 1)
     second = "" if first_end < 0 else core[first_end + 1:] if second_end < 0 else core[first_end + 1:second_end]
-    return not (_read_whole(first) or _LIST_ITEM.match(first) or _SETEXT_UNDERLINE.fullmatch(second))
+    return not (_read_whole(first, second) or _LIST_ITEM.match(first) or _SETEXT_UNDERLINE.fullmatch(second))
+
+
+def code_and_rest(block: str) -> tuple[str, str]:
+    """An indented code block and what follows its last line, where python-markdown's
+    CodeBlockProcessor.detab splits them; found line by line, without reading the rest."""
+    at = 0
+    while True:
+        end = block.find("\n", at)
+        line = block[at:] if end < 0 else block[at:end]
+        if at and not line.startswith(_CODE_INDENT) and line.strip():
+            return block[:at - 1], block[at:]
+        if end < 0:
+            return block, ""
+        at = end + 1

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import markdown
 import pytest
-from markdown.blockparser import BlockParser
 
 from rag_pipeline.parsing import parse_document
 from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.markdown_blocks import cut_block, linear_markdown
+from rag_pipeline_tests.helpers import bench_module
 from rag_pipeline_tests.parsing.test_markdown_direct import CONSTRUCTS
 
 _EXTENSIONS = ["tables", "fenced_code"]
@@ -30,26 +30,39 @@ _LINES = [
     "<http://a.b>", '<a href="x">l</a>', "<sup>1</sup>", "<b", "t <div> mid", "[r]: http://u", '[r]: u "t"', "[r]:",
     '  "title"', "(paren)", "[s]: <x> (t)", "   [t]: v", "[u]:\n  w", "text [r] ref", "[r]: u\n[s]: v", "[a|b]:",
     "<div>", "</div>", "<p>x</p>", "<!-- c -->", ">", "- a\n    # h\n    t", "> - a", "* b\n    ***",
+    "        deep", "    [r]: u", "    | a |", "     ", "    - l", "\t\tcode", "    > q", "   x", "    ```",
 ]
 
 
-def _html(text: str) -> str:
-    return markdown.markdown(text, extensions=_EXTENSIONS)
+_HTML_LINES = [  # raw HTML python-markdown stashes (the block after it opens with a line break), md_in_html's
+    '<details markdown="1">', "</details>", "<div>x</div>", '<div markdown="1">', "</div>", "<summary>s</summary>",
+    "<hr>", "<pre>", "</pre>", "<?php x ?>", "<![CDATA[ x ]]>", "<table><tr><td>x</td></tr></table>", "\x02",
+]
+_BLANKS = ["   ", "\u3000", " \t ", "\u00a0", "\x0c"]  # NormalizeWhitespace empties only the first three
 
 
-def _linear(text: str) -> str:
-    return linear_markdown(_EXTENSIONS).convert(text)
+def _html(text: str, extensions: list[str] = _EXTENSIONS) -> str:
+    return markdown.markdown(text, extensions=extensions)
+
+
+def _linear(text: str, extensions: list[str] = _EXTENSIONS) -> str:
+    return linear_markdown(extensions).convert(text)
 
 
 def test_random_documents_render_to_the_same_html() -> None:
-    """The lines above, quoted, nested and indented under list items. Drafts that cut at a
-    heading inside a table's block, at a rule under a block's first line, at a first line of
-    spaces, around a definition whose URL is on the next line, or in a loose list item's first
-    blocks (python-markdown detabs a heading's remainder there) each failed some of these."""
+    """The lines above, quoted, nested, indented as code or under list items, after raw HTML,
+    with md_in_html and without. Drafts that cut at a heading inside a table's block, at a rule
+    under a block's first line, around a definition whose URL is on the next line, or in a loose
+    list item's first blocks (python-markdown detabs a heading's remainder there) each failed
+    some of these."""
     rng = random.Random(22)
+    prefixes = ("", "", "> ", "    ", "> > ", "        ", "- ", "  ")
     for _ in range(3000):
-        doc = "\n".join(rng.choice(("", "", "> ", "    ", "> > ")) + rng.choice(_LINES) for _ in range(rng.randint(2, 50)))
-        assert _linear(doc) == _html(doc), repr(doc)
+        extensions = _EXTENSIONS + (["md_in_html"] if rng.random() < 0.3 else [])
+        pool = _LINES if rng.random() < 0.5 else _LINES + _HTML_LINES + _BLANKS
+        doc = "\n".join(rng.choice(prefixes) + rng.choice(pool) for _ in range(rng.randint(2, 50)))
+        doc += rng.choice(("", "", "\n", "\n\n\n"))
+        assert _linear(doc, extensions) == _html(doc, extensions), (extensions, doc)
 
 
 @pytest.mark.parametrize("name", sorted(CONSTRUCTS))
@@ -65,54 +78,51 @@ def test_corpus_markdown_renders_to_the_same_html(corpus_dir: Path) -> None:
         assert _linear(text) == _html(text), path.name
 
 
-_LONG_BLOCKS = {  # what python-markdown re-read to the end at every split: time growing with the square
-    "changelog": lambda i: f"## v1.{i}.0\n- fixed bug {i}\n- added option {i}\n",
-    "lines between rules": lambda i: f"entry {i} of the log\n* * *\n",
-    "setext-looking entries": lambda i: f"Entry {i}\n--------\nitem text {i}\n",
-    "definitions between lines": lambda i: f"text {i}\n[r{i}]: http://example.com/{i}\n",
-    "inline HTML and rules": lambda i: f"<b>entry</b> {i}\nmore\n---\n",
-    "headings over underlines": lambda i: f"# Part {i}\nTitle {i}\n=====\n",
-    "rules and definitions in a quote": lambda i: f"> entry {i}\n> * * *\n> [r{i}]: http://x/{i}\n",
-    "headings in a list item": lambda i: ("- item\n\n" if i == 0 else "") + f"    # h{i}\n    text {i}\n",
-}
+SHAPES = bench_module("markdown_shapes")
 
 
-@pytest.mark.parametrize("shape", sorted(_LONG_BLOCKS))
-def test_no_block_is_handed_over_that_python_markdown_splits_again(shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Counted where python-markdown's own parseBlocks receives its blocks: each holds at most
-    three lines (one it splits at), except a quote and a list item's indented continuation,
-    which its quote and list processors take whole before handing their inner blocks over (cut
-    then); python-markdown alone is handed each of these shapes as one block of 600 lines or
-    more."""
-    handed: list[str] = []
-    original = BlockParser.parseBlocks
+def _characters_tested(converter: markdown.Markdown, text: str) -> tuple[int, str]:
+    """How many characters python-markdown's block processors are handed to test, and the HTML:
+    each test reads its block (searching it for a heading, a rule, a quote...), so a block
+    re-read after every split makes this grow with the square of the text."""
+    total = 0
+    for processor in converter.parser.blockprocessors:
+        def counted(parent: object, block: str, test=processor.test) -> bool:
+            nonlocal total
+            total += len(block)
+            return test(parent, block)
+        processor.test = counted
+    html = converter.convert(text)
+    return total, html
 
-    def counted(self: BlockParser, parent: object, blocks: list[str]) -> None:
-        handed.extend(blocks)
-        original(self, parent, blocks)
 
-    monkeypatch.setattr(BlockParser, "parseBlocks", counted)
-    text = "".join(_LONG_BLOCKS[shape](i) for i in range(300))
-    expected = _html(text)
-    assert max(len(block.split("\n")) for block in handed) >= 600
-    handed.clear()
-    assert _linear(text) == expected
-    assert max(len(block.split("\n")) for block in handed if not block.startswith(("    ", ">"))) <= 3
+@pytest.mark.parametrize("shape", sorted(SHAPES.LONG_BLOCKS))
+def test_no_block_is_read_again_and_again(shape: str) -> None:
+    """At 300 entries python-markdown alone hands its processors hundreds of times the text
+    (every shape here is quadratic for it); cut, a few dozen times at most, whatever the length
+    (measured: 3.5 to 18.4)."""
+    text = SHAPES.long_text(shape, 300)
+    alone, expected = _characters_tested(markdown.Markdown(extensions=_EXTENSIONS), text)
+    cut, html = _characters_tested(linear_markdown(_EXTENSIONS), text)
+    assert html == expected
+    assert alone > 300 * len(text)
+    assert cut < 40 * len(text)
 
 
 def test_a_megabyte_of_long_blocks_keeps_every_heading_and_rule() -> None:
-    """A 1 MB changelog of every shape above (it took minutes before, past the parse time limit,
-    so the file was quarantined): each entry's heading is indexed. Not timed: the figure is in
-    bench/bench_markdown_blocks.py."""
+    """A 1 MB changelog of the shapes with headings (it took minutes before, past the parse time
+    limit, so the file was quarantined): each entry's heading is indexed. Not timed: the figure
+    is in bench/bench_markdown_blocks.py."""
     shapes = ["changelog", "definitions between lines", "headings over underlines", "inline HTML and rules",
-              "lines between rules", "setext-looking entries"]  # entry i takes shape i % 6
-    data = "".join(_LONG_BLOCKS[shapes[i % len(shapes)]](i) for i in range(6000)).encode() * 6
+              "lines between rules", "setext-looking entries", "code under headings"]  # entry i takes shape i % 7
+    data = "".join(SHAPES.LONG_BLOCKS[shapes[i % len(shapes)]](i) for i in range(7000)).encode() * 5
     assert len(data) > 1_000_000
     elements = parse_document(data, "changelog.md", ParseLimits(ocr=False)).elements
     headings = [e.text for e in elements if e.kind == "heading"]
-    for heading in ("v1.0.0", "Part 2", "Title 2", "Entry 5", "v1.5994.0", "Title 5996"):
-        assert headings.count(heading) == 6, heading
-    assert sum(e.text == "entry 4 of the log" for e in elements) == 6
+    for heading in ("v1.0.0", "Part 2", "Title 2", "Entry 5", "Step 6", "v1.6993.0", "Step 6999"):
+        assert headings.count(heading) == 5, heading
+    assert sum(e.text == "entry 4 of the log" for e in elements) == 5
+    assert sum(e.text == "run step 6999" for e in elements) == 5
 
 
 def test_where_blocks_are_cut_and_where_not() -> None:
@@ -126,5 +136,11 @@ def test_where_blocks_are_cut_and_where_not() -> None:
     assert cut_block("t\n[r]:\n  u\nv") == ["t\n[r]:\n  u\nv"]  # a definition over two lines stays put
     assert cut_block("t\n> q\n[r]: u\nv") == ["t\n> q\n[r]: u\nv"]  # a quote takes the rest of the block
     assert cut_block("<b>x</b>\nz\n---\ny") == ["<b>x</b>\nz", "---", "y"]  # inline HTML is text
-    assert cut_block("a\n\x02wzxhzdk:0\x03\n# x") == ["a\n\x02wzxhzdk:0\x03\n# x"]  # raw HTML's placeholder
+    assert cut_block("a\n\x02wzxhzdk:0\x03\n# x") == ["a\n\x02wzxhzdk:0\x03", "# x"]  # raw HTML's placeholder
+    assert cut_block("\nt\n***\nu\n") == ["\n", "t", "***", "u\n"]  # after raw HTML; the end stays last
+    assert cut_block("# H\n    code\n***\n    more\n\n  \nx") == ["# H\n    code\n***\n    more\n\n  \nx"]  # a blank line
+    assert cut_block("# H\n    code\n  \n***\n    c2\nx") == ["# H", "    code\n  ", "***", "    c2", "x"]  # code ends
+    assert cut_block("# H\n    code\nx", code=False) == ["# H", "    code\nx"]  # under a list item: its continuation
+    assert cut_block("| a\nt\n***\nu") == ["| a\nt", "***", "u"]  # a "|" with no separator row under it
+    assert cut_block("| a\n|--\n***") == ["| a\n|--\n***"]  # a table
     assert cut_block("a\f# x\u2028# y\n# z") == ["a\f# x\u2028# y", "# z"]  # lines end at "\n" only

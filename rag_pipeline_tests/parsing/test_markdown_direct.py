@@ -4,7 +4,6 @@ constructs), and defers to that path where the direct walk would have to guess."
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -13,8 +12,7 @@ from rag_pipeline.parsing import ParseError, parse_document
 from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.markdown_direct import BULLETS_RE, parse_markdown_direct, parse_markdown_file
 from rag_pipeline.parsing.office import parse_with_unstructured
-from rag_pipeline_tests.conftest import PROJECT_ROOT
-from rag_pipeline_tests.helpers import parsed_in_a_fresh_process
+from rag_pipeline_tests.helpers import bench_module, parsed_in_a_fresh_process
 
 LIMITS = ParseLimits(ocr=False)
 
@@ -66,10 +64,7 @@ def _direct(data: bytes) -> list[dict]:
 
 
 def _generated(tmp: Path, docs: int) -> list[Path]:
-    spec = importlib.util.spec_from_file_location("generated_corpus", PROJECT_ROOT / "bench" / "generated_corpus.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.write_corpus(tmp, docs)
+    return bench_module("generated_corpus").write_corpus(tmp, docs)
 
 
 def test_corpus_markdown_parses_directly_to_the_former_elements(corpus_dir: Path) -> None:

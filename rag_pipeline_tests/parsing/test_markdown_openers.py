@@ -5,7 +5,6 @@ parse limit; documents that need no escaping reach python-markdown unchanged
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import re
 from collections import Counter
@@ -21,7 +20,7 @@ from rag_pipeline.parsing.markdown_openers import FAR, escaped_beyond, openers_e
 from rag_pipeline.parsing.office.markdown_tables import normalize_markdown
 from rag_pipeline.parsing.pool import Job, ParsePool
 from rag_pipeline.parsing.types import ParseError
-from rag_pipeline_tests.conftest import PROJECT_ROOT
+from rag_pipeline_tests.helpers import bench_module
 from rag_pipeline_tests.parsing.test_markdown_direct import CONSTRUCTS, _generated
 
 PROSE = ("The committee reviewed the retention schedule for payroll records and agreed that the "
@@ -29,10 +28,7 @@ PROSE = ("The committee reviewed the retention schedule for payroll records and 
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_markdown_openers", PROJECT_ROOT / "bench" / "bench_markdown_openers.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("bench_markdown_openers")
 
 
 def _text(markdown_text: str) -> str:

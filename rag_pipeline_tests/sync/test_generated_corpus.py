@@ -5,7 +5,6 @@ files it names; a missing SciFact file must say what to set, not fail deep in a 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -14,18 +13,10 @@ from pathlib import Path
 import pytest
 
 from rag_pipeline_tests.conftest import PROJECT_ROOT
+from rag_pipeline_tests.helpers import bench_module
 
 SCRIPT = PROJECT_ROOT / "bench" / "generated_corpus.py"
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("generated_corpus", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-gc = _module()
+gc = bench_module("generated_corpus")
 
 
 def _files(root: Path) -> dict[str, bytes]:
