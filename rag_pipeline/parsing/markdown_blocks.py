@@ -118,8 +118,9 @@ def _split_lines_apart(text: str, code_may_follow: bool) -> str:
             out.append("")
             position, underline = 0, False
         pending = ""
-        if position == 0 and out and not whole and code_may_follow and line.startswith(_CODE_INDENT):  # after a split: code, not a list's
-            code, code_opens = True, opens_block  # continuation (a heading or a rule precedes it, not a list)
+        # indented after a split: code, not a list's continuation (a heading or rule precedes it)
+        if position == 0 and out and not whole and code_may_follow and line.startswith(_CODE_INDENT):
+            code, code_opens = True, opens_block
             out.append(line)
             continue
         if opens_block:

@@ -28,7 +28,7 @@ def hide_covered(page: pymupdf.Page, textpage: pymupdf.TextPage, text_dict: dict
     in place); returns how many were taken out."""
     if not _drawn_over_text(page.get_bboxlog()):
         return 0
-    covers = [(path["seqno"], tuple(path["rect"])) for path in page.get_drawings() if _box(path)]
+    covers = [(path["seqno"], tuple(path["rect"])) for path in page.get_cdrawings() if _box(path)]
     hidden = _covered_origins(page.get_texttrace(), covers)
     if not hidden:
         return 0
@@ -53,20 +53,31 @@ def warning(page: int, characters: int) -> str:
 
 
 def _drawn_over_text(log: list) -> bool:
-    """Whether a large filled shape comes after text it overlaps, in the page's drawing order."""
-    texts = np.array([box for kind, box in log if kind.endswith("-text")] or [(0, 0, 0, 0)], dtype=np.float64)
-    seen = 0
-    for kind, box in log:
-        if kind.endswith("-text"):
-            seen += 1
-        elif kind == "fill-path" and seen and _large(pymupdf.Rect(box)):
-            x0, y0, x1, y1 = box
-            earlier = texts[:seen]
-            overlap = (np.minimum(earlier[:, 2], x1) - np.maximum(earlier[:, 0], x0) > 0) & \
-                      (np.minimum(earlier[:, 3], y1) - np.maximum(earlier[:, 1], y0) > 0)
-            if overlap.any():
-                return True
+    """Whether a large filled shape comes after text it overlaps, in the page's drawing order:
+    all shapes against all texts before them, a block of shapes at a time (a page of tens of
+    thousands of filled shapes, a plot or a shape repeated as a bomb, was a loop of its own)."""
+    kinds = [kind for kind, _ in log]
+    is_text = np.array([kind.endswith("-text") for kind in kinds], dtype=bool)
+    if not is_text.any():
+        return False
+    boxes = np.array([box for _, box in log], dtype=np.float64).reshape(-1, 4)
+    seen = np.cumsum(is_text)  # texts drawn up to each entry
+    large = (boxes[:, 2] - boxes[:, 0] >= MIN_SIDE) & (boxes[:, 3] - boxes[:, 1] >= MIN_SIDE)
+    shapes = np.flatnonzero(np.array([kind == "fill-path" for kind in kinds]) & large & (seen > 0))
+    texts, order = boxes[is_text], np.arange(int(is_text.sum()))
+    for block in _blocks(shapes, len(texts)):
+        box, before = boxes[block][:, None, :], seen[block][:, None]
+        overlap = ((np.minimum(texts[:, 2], box[..., 2]) - np.maximum(texts[:, 0], box[..., 0]) > 0)
+                   & (np.minimum(texts[:, 3], box[..., 3]) - np.maximum(texts[:, 1], box[..., 1]) > 0))
+        if (overlap & (order < before)).any():
+            return True
     return False
+
+
+def _blocks(indexes: np.ndarray, width: int) -> list[np.ndarray]:
+    """`indexes` in blocks whose rows times `width` stay near a million array cells."""
+    size = max(1, 1_000_000 // max(width, 1))
+    return [indexes[start:start + size] for start in range(0, len(indexes), size)]
 
 
 def _box(path: dict) -> bool:
@@ -84,17 +95,23 @@ def _large(rect: pymupdf.Rect) -> bool:
 
 def _covered_origins(trace: list[dict], covers: list[tuple[int, tuple]]) -> set[tuple[int, int]]:
     """The origins (`_key`) of the characters that a box drawn after them covers by COVERED of
-    their box: one array operation per box over all the page's characters."""
+    their box. A box drawn many times counts once, at its last drawing; the boxes are checked
+    against all the page's characters a block at a time."""
     chars = [(span["seqno"], *char[3], *char[2]) for span in trace for char in span["chars"]]
     if not chars or not covers:
         return set()
+    last = {}
+    for seqno, rect in covers:
+        last[rect] = max(seqno, last.get(rect, seqno))
+    boxes = np.array([(seqno, *rect) for rect, seqno in last.items()], dtype=np.float64)
     table = np.array(chars, dtype=np.float64)  # seqno, x0, y0, x1, y1, origin x, origin y
     area = np.clip(table[:, 3] - table[:, 1], 0, None) * np.clip(table[:, 4] - table[:, 2], 0, None)
     hidden = np.zeros(len(table), dtype=bool)
-    for seqno, (x0, y0, x1, y1) in covers:
-        width = np.clip(np.minimum(table[:, 3], x1) - np.maximum(table[:, 1], x0), 0, None)
-        height = np.clip(np.minimum(table[:, 4], y1) - np.maximum(table[:, 2], y0), 0, None)
-        hidden |= (table[:, 0] < seqno) & (area > 0) & (width * height >= COVERED * area)
+    for block in _blocks(np.arange(len(boxes)), len(table)):
+        box = boxes[block][:, None, :]
+        width = np.clip(np.minimum(table[:, 3], box[..., 3]) - np.maximum(table[:, 1], box[..., 1]), 0, None)
+        height = np.clip(np.minimum(table[:, 4], box[..., 4]) - np.maximum(table[:, 2], box[..., 2]), 0, None)
+        hidden |= ((table[:, 0] < box[..., 0]) & (area > 0) & (width * height >= COVERED * area)).any(axis=0)
     return {_key(origin) for origin in table[hidden][:, 5:7]}
 
 

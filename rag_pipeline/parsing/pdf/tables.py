@@ -13,11 +13,22 @@ import pymupdf
 from rag_pipeline.parsing.pdf.model import Box, Unit
 from rag_pipeline.parsing.pdf.text import SYMBOL_FONT_BULLETS, TEXT_FLAGS, join_lines
 
+MAX_RULES = 10_000  # distinct horizontal and vertical rules: a ruled table of about 5,000 cells
+Rule = tuple[float, float, float]  # (y, x0, x1) of a horizontal rule, (x, y0, y1) of a vertical one
+
 
 def find_tables(page: pymupdf.Page, warnings: list[str], number: int) -> list[Unit]:
     """Ruled tables on the page. PyMuPDF's layout-model table finder is skipped (use_layout=False):
-    it runs an ONNX model at ~0.1 s per page, too slow for long manuals."""
-    if not _may_hold_ruled_table(page):
+    it runs an ONNX model at ~0.1 s per page, too slow for long manuals. A page of more rules than
+    a table holds (a plan, a map, a dense plot) is not searched: the finder's time grows faster
+    than its drawings (a plan sheet of 50,000 wall segments took 11 s, so a set of such sheets
+    went past the parse time limit and lost all its text)."""
+    horizontal, vertical = _rules(page)
+    if len(horizontal) + len(vertical) > MAX_RULES:
+        warnings.append(f"page {number}: {len(horizontal) + len(vertical):,} ruled lines, more than a table holds "
+                        "(a drawing or plan?); no tables were looked for there, its text is read as text")
+        return []
+    if not _may_hold_ruled_table(horizontal, vertical):
         return []
     try:
         found = page.find_tables(use_layout=False).tables
@@ -35,14 +46,17 @@ def find_tables(page: pymupdf.Page, warnings: list[str], number: int) -> list[Un
     return units
 
 
-def _may_hold_ruled_table(page: pymupdf.Page) -> bool:
-    """Cheap pre-check (get_cdrawings costs a fraction of find_tables): a ruled table is a grid,
-    so its horizontal and vertical edges (lines, or the sides of cell rectangles) cross in at
-    least six distinct points. Plots, underlines and framed text boxes do not."""
-    horizontal: list[tuple[float, float, float]] = []  # (y, x0, x1)
-    vertical: list[tuple[float, float, float]] = []  # (x, y0, y1)
+def _rules(page: pymupdf.Page) -> tuple[list[Rule], list[Rule]]:
+    """The page's horizontal and vertical rules (lines, and the sides of rectangles), each once:
+    get_cdrawings costs a fraction of find_tables, and a shape drawn many times over is one rule."""
+    horizontal: list[Rule] = []
+    vertical: list[Rule] = []
+    seen: set[tuple] = set()
     for path in page.get_cdrawings():
         for item in path["items"]:
+            if item[:3] in seen:  # the same line or rectangle again
+                continue
+            seen.add(item[:3])
             if item[0] == "l":
                 _add_edge(item[1][0], item[1][1], item[2][0], item[2][1], horizontal, vertical)
             elif item[0] in ("re", "qu"):
@@ -51,6 +65,16 @@ def _may_hold_ruled_table(page: pymupdf.Page) -> bool:
                 _add_edge(r.x0, r.y1, r.x1, r.y1, horizontal, vertical)
                 _add_edge(r.x0, r.y0, r.x0, r.y1, horizontal, vertical)
                 _add_edge(r.x1, r.y0, r.x1, r.y1, horizontal, vertical)
+    return _once(horizontal), _once(vertical)
+
+
+def _once(rules: list[Rule]) -> list[Rule]:
+    return list(dict.fromkeys((round(a, 1), round(b, 1), round(c, 1)) for a, b, c in rules))
+
+
+def _may_hold_ruled_table(horizontal: list[Rule], vertical: list[Rule]) -> bool:
+    """Cheap pre-check: a ruled table is a grid, so its horizontal and vertical rules cross in at
+    least six distinct points. Plots, underlines and framed text boxes do not."""
     if len(horizontal) < 2 or len(vertical) < 2:
         return False
     if len(horizontal) * len(vertical) > 40_000:
