@@ -21,7 +21,7 @@ def find_tables(page: pymupdf.Page, warnings: list[str], number: int) -> list[Un
     """Ruled tables on the page. PyMuPDF's layout-model table finder is skipped (use_layout=False):
     it runs an ONNX model at ~0.1 s per page, too slow for long manuals. A page of more rules than
     a table holds (a plan, a map, a dense plot) is not searched: the finder's time grows faster
-    than its drawings (a plan sheet of 50,000 wall segments took 11 s, so a set of such sheets
+    than its drawings (a plan sheet of 50,000 wall segments took 12 s, so a set of such sheets
     went past the parse time limit and lost all its text)."""
     horizontal, vertical = _rules(page)
     if len(horizontal) + len(vertical) > MAX_RULES:
