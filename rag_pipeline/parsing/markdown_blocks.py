@@ -60,7 +60,7 @@ def linear_markdown(extensions: list[str]) -> Markdown:
     def read_code_then_cut(parent: Element, blocks: list[str]) -> None:
         """python-markdown hands back what follows an indented code block's last line as one
         block; it is cut here, once (what follows code in it is cut by `cut_block` itself)."""
-        code, rest = code_and_rest(blocks[0])
+        code, rest = _code_and_rest(blocks[0])
         if rest:
             blocks[0:1] = [code, *cuts(parent, rest)]
         read_code(parent, blocks)
@@ -107,6 +107,7 @@ def _split_lines_apart(text: str, code_may_follow: bool) -> str:
     code, code_opens = False, False  # in indented code (it ends at a line neither indented nor blank); opening a block
     lines = text.split("\n")  # "\n" only: str.splitlines would also break at \f, \x1c, \u2028 ...
     for index, line in enumerate(lines):
+        following = lines[index + 1] if index + 1 < len(lines) else ""
         if code and (line.startswith(_CODE_INDENT) or not line.strip()):
             out.append(line)
             continue
@@ -124,7 +125,7 @@ def _split_lines_apart(text: str, code_may_follow: bool) -> str:
             out.append(line)
             continue
         if opens_block:
-            whole, opens_block = _read_whole(line, lines[index + 1] if index + 1 < len(lines) else ""), False
+            whole, opens_block = _read_whole(line, following), False
         if whole:
             out.append(line)
             continue
@@ -135,7 +136,7 @@ def _split_lines_apart(text: str, code_may_follow: bool) -> str:
             opens_block, position, pending = True, 0, "split"
             continue
         if position == 0:
-            part_whole = _read_whole(line, lines[index + 1] if index + 1 < len(lines) else "")
+            part_whole = _read_whole(line, following)
         rule = not part_whole and not underline and HRProcessor.SEARCH_RE.match(line) is not None
         if rule and position > 0:  # set apart on both sides: alone, it can be neither a table nor setext
             out.append("")
@@ -151,9 +152,10 @@ def _split_lines_apart(text: str, code_may_follow: bool) -> str:
 
 def _read_whole(first_line: str, second_line: str) -> bool:
     """Whether python-markdown may read a block opening with these lines as one piece (code, a
-    list item's continuation, a table) before looking for headings or rules in it. A table needs
-    a "|" in its first line and a separator row ("--|:-:") under it; a first line of blanks is
-    read whole too. Erring towards whole leaves a splittable block as it is, never the reverse."""
+    list item's continuation, a table) before looking for headings or rules in it: one opening
+    indented as code, or a table, which needs a "|" in its first line and a separator row
+    ("--|:-:") under it. Erring towards whole leaves a splittable block as it is, never the
+    reverse."""
     if first_line.startswith(_CODE_INDENT):
         return True
     return "|" in first_line and not second_line.strip(" ").strip("|:- ")
@@ -206,7 +208,7 @@ def _reaches_references(core: str, at: int) -> bool:
     return not (_read_whole(first, second) or _LIST_ITEM.match(first) or _SETEXT_UNDERLINE.fullmatch(second))
 
 
-def code_and_rest(block: str) -> tuple[str, str]:
+def _code_and_rest(block: str) -> tuple[str, str]:
     """An indented code block and what follows its last line, where python-markdown's
     CodeBlockProcessor.detab splits them; found line by line, without reading the rest."""
     at = 0

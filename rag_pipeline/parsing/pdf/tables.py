@@ -69,6 +69,8 @@ def _rules(page: pymupdf.Page) -> tuple[list[Rule], list[Rule]]:
 
 
 def _once(rules: list[Rule]) -> list[Rule]:
+    """Each rule once, to a tenth of a point: the same line drawn twice, or a shared cell side,
+    is one rule to count against MAX_RULES."""
     return list(dict.fromkeys((round(a, 1), round(b, 1), round(c, 1)) for a, b, c in rules))
 
 
