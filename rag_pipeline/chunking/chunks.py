@@ -5,29 +5,34 @@ tokenizer. A chunk never exceeds the model's maximum input; tables split only be
 The text a chunk is embedded with is its document's identity line (title, and the issuer and
 period a filing states: see document_identity.py), its section path, then its text: headings and
 the document carry much of the meaning ("2 Approval", "Form 10-Q, quarter ended March 31") that
-the body text never repeats. Both count against the model's input budget; the body is never cut
-to make room for them.
+the body text never repeats. Both count against the model's input budget, each held to its share
+(model_prefix.py); the body is never cut to make room for them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from rag_pipeline.chunking import merge
+from rag_pipeline.chunking.model_prefix import (  # noqa: F401 (MAX_IDENTITY_TOKENS: part of this module's API)
+    ELLIPSIS,
+    MAX_IDENTITY_TOKENS,
+    PathFitter,
+    TokenCounter,
+    fit_identity,
+    section_prefix,
+)
 from rag_pipeline.chunking.paragraph_headings import promote_paragraph_headings
 from rag_pipeline.parsing.types import Element
 
-CHUNKER_VERSION = "sections6"  # sections6: a heading with no body carried by the paths under it instead of a chunk of its own; sections5: short sibling sections merged into one chunk (merge.py); sections4: document identity line, headings from paragraph form; sections3: per-language full-text configuration; sections2: repeated empty headings keep their own offsets
+CHUNKER_VERSION = "sections7"  # sections7: the model input says each heading in at most 48 tokens and the path in 96 (model_prefix.py), a heading cut there read as its section's first text; sections6: a heading with no body carried by the paths under it instead of a chunk of its own; sections5: short sibling sections merged into one chunk (merge.py); sections4: document identity line, headings from paragraph form; sections3: per-language full-text configuration; sections2: repeated empty headings keep their own offsets
 ELEMENT_SEPARATOR = "\n\n"
-MAX_IDENTITY_TOKENS = 48  # the identity line's share of the 256-token input, at most
 MAX_CHUNK_CHARS = 4000  # long unbroken "words" tokenise to one [UNK]; keep chunks readable anyway
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
-
-TokenCounter = Callable[[list[str]], list[int]]
 
 
 @dataclass
@@ -80,18 +85,6 @@ def cleaned_text(elements: Sequence[Element]) -> tuple[str, list[tuple[int, int]
     return "".join(parts), spans
 
 
-def section_prefix(path: Sequence[str], identity: str = "") -> str:
-    """What precedes a chunk's text in its model input: the identity line, then the path. An
-    identity that only repeats the path's top heading (a "Travel Policy" file whose first
-    heading is "Travel Policy") is said once: saying it twice weighs the title over the text.
-    (A long title the identity shortened with an ellipsis is said twice, shortened and whole:
-    saying it once cost SciFact 0.002 nDCG@10 in hybrid+rerank, 0.721 -> 0.719, where titles
-    carry the claims; bench/README.md, issue 28.)"""
-    repeats = bool(path) and " ".join(identity.split()).casefold() == " ".join(path[0].split()).casefold()
-    head = identity + "\n" if identity and not repeats else ""
-    return head + (" > ".join(path) + "\n" if path else "")
-
-
 def chunk_elements(
     elements: Sequence[Element],
     count_tokens: TokenCounter,
@@ -106,83 +99,89 @@ def chunk_elements(
     identity = fit_identity(identity, count_tokens)
     text, spans = cleaned_text(elements)
     promoted = promote_paragraph_headings(elements)
+    fitter = PathFitter(count_tokens)
     sections = _sections(promoted)
-    planned = [_plan(section, elements, spans, text, identity, count_tokens, target) for section in sections]
-    kept = _carried_headings_dropped(sections, planned, promoted)
+    fitter.learn([s.path for s in sections])
+    _read_long_headings(sections, fitter)
+    planned = [_plan(section, elements, spans, text, identity, fitter, target) for section in sections]
+    kept = _carried_headings_dropped(sections, [shown for shown, _ in planned], promoted)
     sections, planned = [sections[i] for i in kept], [planned[i] for i in kept]
 
     def fits(run: Sequence[merge.Section]) -> bool:
         start, end = spans[merge.run_start(run)][0], spans[run[-1].members[-1]][1]
-        prefix = section_prefix(run[0].path[: merge.common_heads(run)], identity)
+        prefix = section_prefix(fitter.path(run[0].path[: merge.common_heads(run)]), identity)
         return end - start <= MAX_CHUNK_CHARS and count_tokens([prefix + text[start:end]])[0] <= target
 
     chunks: list[Chunk] = []
     for run in merge.merge_runs(sections, [len(groups) == 1 for _, groups in planned], fits):
         if len(run) == 1:
-            path, groups = planned[run[0]]
-            for group in groups:
-                chunks.append(_make_chunk(len(chunks), group, text, path, identity, count_tokens, max_tokens))
+            shown, groups = planned[run[0]]
+            section = sections[run[0]]
+            for k, group in enumerate(groups):
+                said = _without_own_heading(shown) if k == 0 and _reads_own_heading(section) else shown
+                chunks.append(_make_chunk(len(chunks), group, text, (section.path, said), identity,
+                                          count_tokens, max_tokens))
             continue
         members = [sections[i] for i in run]
         first = merge.run_start(members)
         heading = _Piece(*spans[first], elements[first].page, elements[first].page_end or elements[first].page)
         group = [heading] + [p for i in run for p in planned[i][1][0]]
         path = members[0].path[: merge.common_heads(members)]
-        chunks.append(_make_chunk(len(chunks), group, text, path, identity, count_tokens, max_tokens))
+        chunks.append(_make_chunk(len(chunks), group, text, (path, fitter.path(path)), identity,
+                                  count_tokens, max_tokens))
     return chunks
 
 
 def _plan(section: merge.Section, elements: Sequence[Element], spans: list[tuple[int, int]], text: str,
-          identity: str, count: TokenCounter, target: int) -> tuple[list[str], list[list[_Piece]]]:
-    """One section's path (shortened for absurdly long headings) and its chunks' pieces, as it
-    is chunked on its own."""
-    path = section.path
-    prefix = section_prefix(path, identity)
+          identity: str, fitter: PathFitter, target: int) -> tuple[list[str], list[list[_Piece]]]:
+    """One section's path as its model input says it (model_prefix.PathFitter; none where even
+    that leaves the body under 16 tokens, as a model of a smaller input can) and its chunks'
+    pieces, as it is chunked on its own."""
+    count = fitter.count
+    shown = fitter.path(section.path)
+    prefix = section_prefix(shown, identity)
     budget = target - count([prefix])[0] if prefix else target
-    if budget < 16:  # absurdly long headings: keep only the innermost
-        path = path[-1:]
-        prefix = section_prefix(path, identity)
+    if budget < 16:
+        shown = []
+        prefix = section_prefix(shown, identity)
         budget = max(16, target - count([prefix])[0])
     pieces = [p for i in section.members for p in _pieces(elements[i], spans[i], text, count, budget)]
-    return path, _pack(pieces, text, count, budget)
+    return shown, _pack(pieces, text, count, budget)
 
 
-def _carried_headings_dropped(sections: Sequence[merge.Section], planned: Sequence[tuple[list[str], list]],
+def _carried_headings_dropped(sections: Sequence[merge.Section], shown: Sequence[list[str]],
                               elements: Sequence[Element]) -> list[int]:
-    """The sections that are chunked: all but a heading with no body whose next section is
-    under it and keeps it in its path ("# Report" directly followed by "## 1 Scope"). Its text
+    """The sections that are chunked: all but a heading with no body whose next chunked section
+    is under it and says it in its path ("# Report" directly followed by "## 1 Scope"). Its text
     is in every chunk of that section already (the path is embedded and full-text indexed), so
     a chunk of the heading alone repeats what they say and gives a reader nothing to cite. A
-    heading that ends its document or its part, or that the next section's path had to drop
-    (an absurdly long heading), keeps its own chunk: nothing it says is lost."""
-    kept = []
-    for i, section in enumerate(sections):
+    heading that ends its document or its part, or that the path of the section below says only
+    cut short or not at all (model_prefix: a long heading, or an outer one of a deep path), keeps
+    its own chunk: nothing it says is lost. Read from the end, so a heading is never dropped for
+    a section that is itself dropped. `shown`: each section's path as its model input says it."""
+    kept: list[int] = []
+    for i in reversed(range(len(sections))):
+        section = sections[i]
         bodyless = not section.own_heading and len(section.members) == 1 and elements[section.members[0]].kind == "heading"
-        if bodyless and i + 1 < len(sections) and _keeps_heading(sections[i + 1], planned[i + 1][0], section.members[0]):
+        if bodyless and kept and _keeps_heading(sections[kept[-1]], shown[kept[-1]], section.members[0]):
             continue
         kept.append(i)
-    return kept
+    return kept[::-1]
+
+
+def _reads_own_heading(section: merge.Section) -> bool:
+    """Whether the section's text opens with its own heading (one too long for a path: _sections)."""
+    return section.own_heading and section.members[0] == section.heads[-1]
+
+
+def _without_own_heading(shown: list[str]) -> list[str]:
+    """A path without its innermost heading, for the chunk whose text says that heading whole."""
+    return [] if shown[:-1] == [ELLIPSIS] else shown[:-1]
 
 
 def _keeps_heading(section: merge.Section, path: list[str], heading: int) -> bool:
     """Whether `section` lies under the heading element `heading` and its planned path still says it."""
     return heading in section.heads and section.path[section.heads.index(heading)] in path
-
-
-def fit_identity(identity: str, count: TokenCounter) -> str:
-    """The identity line within MAX_IDENTITY_TOKENS, cut at a word with an ellipsis if longer."""
-    identity = " ".join(identity.split())
-    if not identity or count([identity])[0] <= MAX_IDENTITY_TOKENS:
-        return identity
-    words = identity.split()
-    lo, hi = 0, len(words)
-    while lo < hi:  # the most words whose line (with its ellipsis) still fits
-        mid = (lo + hi + 1) // 2
-        if count([" ".join(words[:mid]) + "\u2026"])[0] <= MAX_IDENTITY_TOKENS:
-            lo = mid
-        else:
-            hi = mid - 1
-    return " ".join(words[:lo]) + "\u2026" if lo else ""
 
 
 def _sections(elements: Sequence[Element]) -> list[merge.Section]:
@@ -210,6 +209,14 @@ def _sections(elements: Sequence[Element]) -> list[merge.Section]:
         elif section.own_heading:
             out.append(merge.Section(section.path[:-1], section.heads[:-1], [section.heads[-1]], False))
     return out
+
+
+def _read_long_headings(sections: Sequence[merge.Section], fitter: PathFitter) -> None:
+    """A heading longer than a path may say whole (PathFitter.too_long) becomes its section's
+    first text as well, so its words are in a chunk and not only, cut short, in the paths."""
+    for section in sections:
+        if section.own_heading and fitter.too_long(section.path[-1]):
+            section.members.insert(0, section.heads[-1])
 
 
 def _pieces(element: Element, span: tuple[int, int], text: str, count: TokenCounter, budget: int) -> list[_Piece]:
@@ -286,12 +293,15 @@ def _pack(pieces: list[_Piece], text: str, count: TokenCounter, budget: int) -> 
 
 
 def _make_chunk(
-    ordinal: int, group: list[_Piece], text: str, path: list[str], identity: str, count: TokenCounter, max_tokens: int
+    ordinal: int, group: list[_Piece], text: str, paths: tuple[list[str], list[str]], identity: str, count: TokenCounter,
+    max_tokens: int,
 ) -> Chunk:
+    """`paths`: the section path stored with the chunk and the one its model input says."""
     start, end = group[0].start, group[-1].end
     body = text[start:end]
+    path, shown = paths
     # joins can add a token or two: give up the path, then the identity, never the body
-    prefix, tokens = _fitted(body, (section_prefix(path, identity), section_prefix([], identity), ""), count, max_tokens)
+    prefix, tokens = _fitted(body, (section_prefix(shown, identity), section_prefix([], identity), ""), count, max_tokens)
     pages = [p for piece in group for p in (piece.page_start, piece.page_end) if p is not None]
     return _chunk(ordinal, body, path, (min(pages), max(pages)) if pages else (None, None), start, prefix, tokens)
 

@@ -68,7 +68,8 @@ def test_hostile_input_unbroken_text_and_endless_headings(embedder) -> None:
     heading = "H " * 2000
     elements = [Element("heading", heading, level=1), Element("paragraph", blob)]
     chunks = chunk_elements(elements, embedder.count_tokens, embedder.max_tokens)
-    assert sum(len(c.text) for c in chunks) == 50_000
+    assert sum(c.text.count("x") for c in chunks) == 50_000
+    assert sum(c.text.split().count("H") for c in chunks) == 2000  # the heading is read as text too
     assert all(len(c.text) <= 4000 and c.token_count <= embedder.max_tokens for c in chunks)
 
 
