@@ -59,6 +59,53 @@ def test_notices_repeated_across_the_source_are_removed_and_counted(capsys, tmp_
         assert f"number {i} apply" in text
 
 
+CLAUSES = {
+    "Delivery": "The Supplier shall deliver the goods within 14 calendar days of receiving a purchase order.",
+    "Termination": "Either party may terminate this agreement with 90 days written notice to the other party.",
+    "Payment": "Invoices are payable within 30 days of receipt; late payments accrue interest at 8 percent a year.",
+    "Liability": "The Supplier's total liability is limited to the fees paid in the preceding 12 months.",
+    "Jurisdiction": "All disputes arising from this agreement shall be settled by the courts of Vienna.",
+}
+SUPPLIERS = ["Alpha Logistics GmbH", "Beta Components s.r.o.", "Gamma Textiles Ltd", "Delta Foods SA", "Epsilon Tools AG"]
+DEPOTS = ["Brno", "Linz", "Graz", "Ostrava", "Passau"]
+METHOD = "Every depot audit samples forty pallets at random and weighs each one against its label."
+
+
+def test_recurring_text_is_a_notice_only_on_a_documents_edge_and_never_a_templates_clauses(
+        capsys, tmp_path: Path, db_url: str) -> None:
+    """Five contracts from one template, five reports sharing a method paragraph in their middle
+    and a confidentiality notice at their end, three copies of one memo: only the notices go."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "_access.yaml").write_text("groups: [all-staff]\n")
+    for i, supplier in enumerate(SUPPLIERS):
+        sections = "".join(f"## {title}\n\n{clause}\n\n" for title, clause in CLAUSES.items())
+        (docs / f"contract{i}.md").write_text(f"# Supply agreement with {supplier}\n\nThis agreement is made between "
+                                              f"Larkspur Logistics and {supplier}, supplier {1000 + i}.\n\n{sections}{NOTICE}\n")
+        depot = DEPOTS[i]  # names, not numbers: digits are read as 0 when paragraphs are compared
+        (docs / f"audit{i}.md").write_text(f"# Audit of the {depot} depot\n\nThe {depot} depot was audited in spring.\n\n"
+                                           f"{METHOD}\n\nAt {depot} the auditors found mislabelled pallets.\n\n{NOTICE}\n")
+    for i in range(3):
+        (docs / f"memo-copy{i}.md").write_text("# Memo\n\nThe canteen closes at 15:00 on Fridays from March onwards.\n")
+    assert sync(capsys, write_config(tmp_path, db_url, docs=docs))[0] == 0
+    for i, supplier in enumerate(SUPPLIERS):
+        contract = _chunk_text(db_url, f"contract{i}.md")
+        assert all(clause in contract for clause in CLAUSES.values()), supplier  # the template's text is theirs
+        assert _counts(db_url, f"contract{i}.md").get("corpus_notice", 0) == 0
+        audit = _chunk_text(db_url, f"audit{i}.md")
+        assert METHOD in audit and f"At {DEPOTS[i]} the auditors" in audit  # recurring, but inside the document
+        assert "confidential and intended solely" not in audit  # the notice on its edge goes
+        assert _counts(db_url, f"audit{i}.md")["corpus_notice"] == 1
+    for i in range(3):  # every paragraph recurs: that text is the document, not a notice
+        assert "canteen closes at 15:00" in _chunk_text(db_url, f"memo-copy{i}.md")
+    code, found = sync(capsys, write_config(tmp_path, db_url, docs=docs), "--json")  # nothing changed: nothing to do
+    assert code == 0
+    hits = query(db_url, "SELECT d.uri, c.text FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+                         " JOIN documents d ON d.id = v.document_id WHERE v.status = 'live' AND c.text LIKE %s",
+                 "%90 days written notice%")
+    assert sorted(uri for uri, _ in hits) == [f"contract{i}.md" for i in range(5)]
+
+
 def test_secrets_and_terminal_escapes_are_neutralised_before_indexing(capsys, tmp_path: Path, db_url: str) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
