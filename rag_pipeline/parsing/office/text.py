@@ -39,22 +39,52 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
 
 
 def decode_html(data: bytes) -> str:
-    """HTML may legitimately be in any charset: honour a BOM, then the <meta> declaration, then
-    try UTF-8, and only then guess (cp1252 never fails, so a page always decodes)."""
+    """HTML may legitimately be in any charset. A byte-order mark decides; then bytes that are
+    valid UTF-8 are read as UTF-8, whatever the <meta> says (a page re-saved as UTF-8 keeps its
+    old "iso-8859-1" declaration far more often than legacy text happens to form UTF-8
+    sequences: read by the label, "Müller" was indexed as "MÃ¼ller"); then the declared charset,
+    strictly, with the labels browsers read as Windows-1252 read so ("iso-8859-1", "ascii":
+    their curly quotes and euro signs were C1 controls, later removed); then a guess. A label
+    the bytes break ("utf-8" on Latin-1 text) goes to the guess, not to replacement characters,
+    which no search matches. 7-bit charsets (ISO-2022-JP, UTF-7) are ASCII to a UTF-8 check, so
+    their declaration is honoured first."""
     if data.startswith(UTF8_BOM):
         return data[len(UTF8_BOM) :].decode("utf-8", errors="replace")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data.decode("utf-16", errors="replace")
-    declared = _META_CHARSET_RE.search(data[:8192])
-    if declared:
-        try:
-            return data.decode(declared.group(1).decode("ascii"), errors="replace")
-        except LookupError:
-            pass  # unknown charset name: fall through to detection
+    declared = _declared_charset(data)
+    if declared in _SEVEN_BIT:
+        return data.decode(declared, errors="replace")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        return _guess_decode(data)
+        pass
+    for encoding in (("cp1252", "latin-1") if declared in _READ_AS_CP1252 else (declared,) if declared else ()):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return _guess_decode(data)
+
+
+# what browsers read these labels as (WHATWG Encoding: "windows-1252" labels)
+_READ_AS_CP1252 = frozenset({"iso8859-1", "ascii", "cp1252"})
+_SEVEN_BIT = frozenset({"iso2022_jp", "iso2022_jp_1", "iso2022_jp_2", "iso2022_jp_2004", "iso2022_jp_3",
+                        "iso2022_jp_ext", "iso2022_kr", "utf-7", "hz"})
+
+
+def _declared_charset(data: bytes) -> str | None:
+    """The codec a <meta> charset in the first 8 KB names (Python's own name for it), or None
+    when there is none or no codec knows it (then the bytes decide). A UTF-16 or UTF-32 label is
+    None too: a <meta> readable as ASCII bytes is not in either (browsers read it as UTF-8)."""
+    declared = _META_CHARSET_RE.search(data[:8192])
+    if not declared:
+        return None
+    try:
+        name = codecs.lookup(declared.group(1).decode("ascii")).name
+    except LookupError:
+        return None
+    return None if name.startswith(("utf-16", "utf-32")) else name
 
 
 def _guess_decode(data: bytes) -> str:
