@@ -17,12 +17,8 @@ and the chunking time.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import random
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -87,23 +83,12 @@ def measure(repeat: int) -> dict[str, list]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--against", type=Path, help="another checkout to measure in the same run")
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # one tree's figures, for --against
-    args = parser.parse_args()
-    if args.json:
-        print(json.dumps(measure(args.repeat)))
+    from tree_runs import figures_per_tree, tree_arguments  # bench/ is on the path of a script run from it
+
+    found = figures_per_tree(__file__, tree_arguments(__doc__), measure)
+    if found is None:
         return
-
-    def run(tree: Path) -> dict[str, list]:
-        env = {**os.environ, "PYTHONPATH": str(tree.resolve())}  # that tree's rag_pipeline, this script
-        done = subprocess.run([sys.executable, __file__, "--json", "--repeat", str(args.repeat)],
-                              capture_output=True, text=True, check=True, env=env)
-        return json.loads(done.stdout.strip().splitlines()[-1])
-
-    after = run(ROOT)
-    before = run(args.against) if args.against else None
+    after, before = found
     head = f"{'case':<54}{'chunks':>7}{'tokens':>8}{'lost':>6}{'s':>7}"
     print(head + (f"{'| before':>9}{'tokens':>8}{'lost':>6}{'s':>7}{'tokens ratio':>13}" if before else ""))
     totals = [0, 0]

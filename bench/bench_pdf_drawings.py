@@ -18,12 +18,7 @@ what is read shows too.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import random
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -142,23 +137,12 @@ def measure(repeat: int) -> dict[str, list]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--against", type=Path, help="another checkout to measure in the same run")
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # one tree's figures, for --against
-    args = parser.parse_args()
-    if args.json:
-        print(json.dumps(measure(args.repeat)))
+    from tree_runs import figures_per_tree, tree_arguments  # bench/ is on the path of a script run from it
+
+    found = figures_per_tree(__file__, tree_arguments(__doc__), measure)
+    if found is None:
         return
-
-    def run(tree: Path) -> dict[str, list]:
-        env = {**os.environ, "PYTHONPATH": str(tree.resolve())}  # that tree's rag_pipeline, this script
-        done = subprocess.run([sys.executable, __file__, "--json", "--repeat", str(args.repeat)],
-                              capture_output=True, text=True, check=True, env=env)
-        return json.loads(done.stdout.strip().splitlines()[-1])
-
-    after = run(ROOT)
-    before = run(args.against) if args.against else None
+    after, before = found
     print(f"{'case':<34}{'KB':>7}{'after s':>9}{'tables':>7}{'warned':>7}" + (f"{'before s':>10}{'tables':>7}{'ratio':>8}" if before else ""))
     for name, (size, seconds, tables, warned) in after.items():
         line = f"{name:<34}{size / 1024:>7.0f}{seconds:>9.2f}{tables:>7}{warned:>7}"
