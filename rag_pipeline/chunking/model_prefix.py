@@ -17,7 +17,6 @@ whole: citations and the numbered-part search read it, not the model input.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 
 TokenCounter = Callable[[list[str]], list[int]]
@@ -40,18 +39,19 @@ def section_prefix(path: Sequence[str], identity: str = "") -> str:
     return head + (PATH_SEPARATOR.join(path) + "\n" if path else "")
 
 
-def fit_line(text: str, count: TokenCounter, limit: int, tokens: int | None = None) -> str:
+def fit_line(text: str, count: TokenCounter, limit: int, tokens: int | None = None,
+             overhead: tuple[int, int] | None = None) -> str:
     """`text` (whitespace collapsed) within `limit` tokens, cut at a word with an ellipsis if
-    longer; "" when not even its first word fits. `tokens`: the line's count, where the caller
-    has it. The cut is read off the words' own counts (one call: a word piece tokenizer splits
-    at spaces, so they add up) and checked on the line itself, a word fewer at a time while it
-    does not fit: a binary search over the words cost seven calls a heading, most of chunking a
-    document of 2,000 long headings."""
+    longer; "" when not even its first word fits. `tokens` (the line's count) and `overhead`
+    (`counter_overhead`): where the caller has them already. The cut is read off the words' own
+    counts (one call: a word piece tokenizer splits at spaces, so they add up) and checked on the
+    line itself, a word fewer at a time while it does not fit: a binary search over the words
+    cost seven calls a heading, most of chunking a document of 2,000 long headings."""
     text = " ".join(text.split())
     if not text or (count([text])[0] if tokens is None else tokens) <= limit:
         return text
     words = text.split()
-    special, ellipsis = _overhead(count)
+    special, ellipsis = overhead or counter_overhead(count)
     room = limit - special - ellipsis
     cut, used = 0, 0
     for size in count(words):
@@ -64,8 +64,7 @@ def fit_line(text: str, count: TokenCounter, limit: int, tokens: int | None = No
     return " ".join(words[:cut]) + ELLIPSIS if cut else ""
 
 
-@functools.lru_cache(maxsize=8)
-def _overhead(count: TokenCounter) -> tuple[int, int]:
+def counter_overhead(count: TokenCounter) -> tuple[int, int]:
     """The tokens a model adds to every text ([CLS], [SEP]) and those of the ellipsis alone."""
     special = count([""])[0]
     return special, count([ELLIPSIS])[0] - special
@@ -86,6 +85,7 @@ class PathFitter:
         self._headings: dict[str, str] = {}
         self._sizes: dict[str, int] = {}  # the counts learn() found too long
         self._paths: dict[tuple[str, ...], list[str]] = {}
+        self._overhead: tuple[int, int] | None = None  # counter_overhead, counted once a document
 
     def learn(self, paths: Sequence[Sequence[str]]) -> None:
         """Count the distinct headings of `paths`, then the distinct paths, one call each: a
@@ -109,7 +109,9 @@ class PathFitter:
     def heading(self, heading: str) -> str:
         """`heading` within MAX_HEADING_TOKENS."""
         if heading not in self._headings:
-            self._headings[heading] = fit_line(heading, self.count, MAX_HEADING_TOKENS, self._sizes.get(heading))
+            self._overhead = self._overhead or counter_overhead(self.count)
+            self._headings[heading] = fit_line(heading, self.count, MAX_HEADING_TOKENS, self._sizes.get(heading),
+                                               self._overhead)
         return self._headings[heading]
 
     def path(self, path: Sequence[str]) -> list[str]:
@@ -124,8 +126,6 @@ class PathFitter:
     def _fit(self, path: Sequence[str]) -> list[str]:
         if not path:
             return []
-        if self.count([PATH_SEPARATOR.join(path)])[0] <= MAX_HEADING_TOKENS:  # the usual path: one count
-            return list(path)
         fitted = [self.heading(h) for h in path]
         if self.count([PATH_SEPARATOR.join(fitted)])[0] <= MAX_PATH_TOKENS:
             return fitted

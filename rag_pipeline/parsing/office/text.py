@@ -59,7 +59,7 @@ def decode_html(data: bytes) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         pass
-    for encoding in (("cp1252", "latin-1") if declared in _READ_AS_CP1252 else (declared,) if declared else ()):
+    for encoding in _READ_AS_CP1252.get(declared, (declared,)) if declared else ():
         try:
             return data.decode(encoding)
         except UnicodeDecodeError:
@@ -67,8 +67,8 @@ def decode_html(data: bytes) -> str:
     return _guess_decode(data)
 
 
-# what browsers read these labels as (WHATWG Encoding: "windows-1252" labels)
-_READ_AS_CP1252 = frozenset({"iso8859-1", "ascii", "cp1252"})
+# labels browsers read as Windows-1252 (WHATWG Encoding), with Latin-1 for the 5 bytes it leaves undefined
+_READ_AS_CP1252 = {name: ("cp1252", "latin-1") for name in ("iso8859-1", "ascii", "cp1252")}
 _SEVEN_BIT = frozenset({"iso2022_jp", "iso2022_jp_1", "iso2022_jp_2", "iso2022_jp_2004", "iso2022_jp_3",
                         "iso2022_jp_ext", "iso2022_kr", "utf-7", "hz"})
 
