@@ -23,7 +23,7 @@ from pydantic_core import ErrorDetails, PydanticUseDefault
 from rag_pipeline.alerts.config import AlertsConfig
 from rag_pipeline.blobs.config import BlobStoreConfig
 from rag_pipeline.common.config import BlankIsDefault, NullIsDefault, Number, PathText, PositiveWhole, Share, Text, Whole, shown
-from rag_pipeline.common.yaml_io import YAMLError, load_yaml
+from rag_pipeline.common.yaml_io import YamlFileError, load_yaml_file
 from rag_pipeline.embedding.config import EmbeddingConfig
 from rag_pipeline.errors import UsageError
 from rag_pipeline.evaluation.config import EvaluationConfig
@@ -34,6 +34,7 @@ CONFIG_ENV = "RAG_PIPELINE_CONFIG"
 DEFAULT_SOURCE_WAIT_SECONDS = 3600.0  # about the longest a sync of one source takes
 MAX_SOURCE_WAIT_SECONDS = 86400.0
 MAX_PARSE_WORKERS = 64
+MAX_CONFIG_BYTES = 32 * 1024 * 1024  # far above any real config (thousands of sources); a wrong path above it
 # Keys that would put credentials in the file; boto3's credential chain is the only way in.
 CREDENTIAL_KEYS = ("aws_access_key_id", "aws_secret_access_key", "aws_session_token", "access_key",
                    "secret_key", "access_key_id", "secret_access_key", "session_token", "credentials", "profile")
@@ -119,14 +120,14 @@ def default_config_path() -> Path:
 def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     """Read and validate a config file; absent optional keys take the documented defaults."""
     config_path = Path(path) if path is not None else default_config_path()
-    if not config_path.is_file():
+    if not config_path.exists():
         raise ConfigError(
             f"config file {config_path} not found; pass --config FILE or set {CONFIG_ENV}"
         )
     try:
-        raw = load_yaml(config_path.read_text(encoding="utf-8")) or {}
-    except (YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{config_path}: not valid YAML: {exc}") from exc
+        raw = load_yaml_file(config_path, MAX_CONFIG_BYTES) or {}
+    except YamlFileError as exc:
+        raise ConfigError(f"config file {exc}") from exc
     if not isinstance(raw, dict):
         raise ConfigError(f"{config_path}: top level must be a mapping of keys")
     return config_from_dict(raw, config_path)

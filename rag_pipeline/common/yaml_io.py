@@ -8,6 +8,8 @@ Duplicate keys are an error: YAML's default of "the last one wins" would let a s
 
 from __future__ import annotations
 
+import stat
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -52,3 +54,45 @@ def load_yaml(text: str) -> Any:
         raise UnreadableValueError("nested too deeply") from None
     except ValueError as exc:
         raise UnreadableValueError(f"a value cannot be read ({exc})") from None
+
+
+class YamlFileError(ValueError):
+    """A YAML file that cannot be read, said so a person knows what to fix; each reader wraps it
+    in its own error (config, evaluation set) without changing the words."""
+
+
+def load_yaml_file(path: Path, limit: int) -> Any:
+    """The value of the YAML file at `path`, read only if it is a regular file of at most `limit`
+    bytes: a directory, a FIFO or a device (`/dev/zero` never ends) would otherwise crash the
+    reader or hold it forever, and a file of gigabytes exhaust memory before YAML says a word."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise YamlFileError(f"{path} not found; check the path") from None
+    except OSError as exc:
+        raise YamlFileError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise YamlFileError(f"{path} is a directory; pass the YAML file itself{_inside(path)}")
+    if not stat.S_ISREG(info.st_mode):
+        raise YamlFileError(f"{path} is not a regular file (a pipe, device or socket); save it to a file first")
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise YamlFileError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        raise YamlFileError(f"{path} is larger than {limit:,} bytes, the limit for this file; "
+                            "split it or check that it is the right file")
+    try:
+        return load_yaml(data.decode("utf-8"))
+    except (YAMLError, UnicodeDecodeError) as exc:
+        raise YamlFileError(f"{path}: not valid YAML: {exc}") from None
+
+
+def _inside(folder: Path) -> str:
+    """A hint naming the YAML files a folder holds, since the folder was likely meant for one."""
+    try:
+        names = sorted(p.name for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    except OSError:
+        return ""
+    return f" (it holds {', '.join(names[:5])}{', ...' if len(names) > 5 else ''})" if names else ""

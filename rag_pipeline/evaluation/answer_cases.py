@@ -39,9 +39,9 @@ from rag_pipeline.answers.draft import Citation, Claim, Draft
 from rag_pipeline.answers.verify import CLAIM_STATUSES, STATUSES, judge
 from rag_pipeline.common.config import shown
 from rag_pipeline.common.times import parse_time
-from rag_pipeline.common.yaml_io import YAMLError, load_yaml
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.errors import UsageError
+from rag_pipeline.evaluation.eval_file import read_eval_set
 from rag_pipeline.retrieval.refusal import in_calibration_split as hashed_half
 from rag_pipeline.retrieval.search import Hit, search
 
@@ -96,12 +96,7 @@ class AnswerCaseResult:
 def load_answer_cases(path: Path) -> list[AnswerCase]:
     """The answer cases of an evaluation set (items with `answer`); the others are retrieval
     cases (evaluate.load_eval_set)."""
-    try:
-        raw = load_yaml(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise UsageError(f"evaluation set {path} not found") from exc
-    except (YAMLError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: not valid YAML: {exc}") from exc
+    raw = read_eval_set(path)
     items = raw if isinstance(raw, list) else []
     return [_case(item, f"{path}: case {shown(item.get('id', n))}")
             for n, item in enumerate(items, 1) if isinstance(item, dict) and "answer" in item]

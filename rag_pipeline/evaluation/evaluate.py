@@ -23,10 +23,9 @@ from rag_pipeline.answers import support
 from rag_pipeline.chunking.chunks import ELEMENT_SEPARATOR
 from rag_pipeline.common.config import shown
 from rag_pipeline.common.times import parse_time
-from rag_pipeline.common.yaml_io import YAMLError, load_yaml
 from rag_pipeline.embedding import Embedder
-from rag_pipeline.errors import UsageError
 from rag_pipeline.evaluation.answer_cases import AnswerCase, AnswerCaseResult, answer_metrics, run_answer_cases
+from rag_pipeline.evaluation.eval_file import EvalSetError, read_eval_set
 from rag_pipeline.retrieval import refusal
 from rag_pipeline.retrieval.search import Hit, search
 
@@ -37,10 +36,6 @@ METRICS = ("source_recall", "evidence_recall", "ndcg", "mrr", "refusal_accuracy"
            "refusal_accuracy_must_answer", "acl_leaks", "superseded_hits",
            # of the answer cases (evaluation/answer_cases.py)
            "citation_accuracy", "unsupported_recall", "unsupported_precision", "citation_coverage")
-
-
-class EvalSetError(UsageError):
-    """The evaluation set is malformed; the message names the file and the case."""
 
 
 @dataclass(frozen=True)
@@ -96,12 +91,7 @@ class EvalReport:
 
 
 def load_eval_set(path: Path) -> list[EvalCase]:
-    try:
-        raw = load_yaml(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise EvalSetError(f"evaluation set {path} not found; fix evaluation.eval_set in the config") from exc
-    except (YAMLError, UnicodeDecodeError) as exc:
-        raise EvalSetError(f"{path}: not valid YAML: {exc}") from exc
+    raw = read_eval_set(path)
     if not isinstance(raw, list) or not raw:
         raise EvalSetError(f"{path}: must be a non-empty list of cases")
     # answer cases (with `answer`) are read by evaluation/answer_cases.py

@@ -61,6 +61,7 @@ def plan_run(
     """Plan one run over the named sources (all configured ones by default)."""
     configs = [ctx.config.source(n) for n in source_names] if source_names else list(ctx.config.sources)
     names = [c.name for c in configs]
+    _check_eval_set(ctx)
     result = PlanResult()
     with ctx.connect() as conn:
         # registers the run; waits (up to source_wait_seconds) while another run syncs one of them
@@ -75,6 +76,18 @@ def plan_run(
             result.counts.update(counter)
         store.runs.update_run(conn, ctx.run_id, counts={"plan": dict(result.counts)})
     return result
+
+
+def _check_eval_set(ctx: SyncContext) -> None:
+    """Read the gate's evaluation set before any work: a wrong path or a broken case would
+    otherwise surface only at the gate, after the whole run was parsed and encoded."""
+    path = ctx.config.evaluation.eval_set
+    if path is not None:
+        from rag_pipeline.evaluation.answer_cases import load_answer_cases
+        from rag_pipeline.evaluation.evaluate import load_eval_set
+
+        load_eval_set(path)
+        load_answer_cases(path)
 
 
 def _waiting_reporter(ctx: SyncContext) -> store.runs.WaitReport:
