@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag_pipeline.answers.claim_sentences import claim_spans
 from rag_pipeline.errors import UsageError
 
 MAX_ANSWER_BYTES = 1024 * 1024  # a long answer is a few KB; far above any, far below a memory problem
@@ -27,9 +29,6 @@ _ANSWER_KEYS = {"log_id", "claims", "text"}
 _CLAIM_KEYS = {"text", "citations"}
 _CITATION_KEYS = {"chunk_id", "quote"}
 _MARKER = re.compile(r"\[\s*chunks?\s+([^\]]{0,400})\]", re.IGNORECASE)
-# a sentence ends at . ! ? (and closing quotes or brackets) before whitespace and a capital,
-# digit or opening quote; "3.1.0", "EUR 0.30" and "e.g. the" do not end one
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9\u00c0-\u024f])")
 
 
 class AnswerError(UsageError):
@@ -159,8 +158,9 @@ def _text(value: Any, what: str, limit: int) -> str:
 
 
 def split_text(text: str) -> list[Claim]:
-    """Claims of answer text with inline markers: one per sentence, citing the markers inside it
-    or right after its full stop (`... a night. [chunk 52]` cites for that sentence)."""
+    """Claims of answer text with inline markers: one per sentence, list item or paragraph
+    (claim_sentences.py), citing the markers inside it or right after its full stop
+    (`... a night. [chunk 52]` cites for that sentence)."""
     if "\x00" in text:
         raise AnswerError("the answer text contains a NUL character")
     markers = []
@@ -170,20 +170,15 @@ def split_text(text: str) -> list[Claim]:
             raise AnswerError(f"marker {match.group()!r} names no chunk id")
         markers.append((match.start(), [_marker_id(i, match.group()) for i in ids]))
     plain = _MARKER.sub(lambda m: " " * len(m.group()), text)  # offsets stay those of the text
-    spans, start = [], 0
-    for end in [*_SENTENCE_END.finditer(plain), None]:
-        piece = plain[start:end.start() if end else len(plain)]
-        if piece.strip():
-            body = re.sub(r"\s+([.,;:!?])", r"\1", " ".join(piece.split()))  # "department [chunk 51]." -> "department."
-            spans.append((start + len(piece) - len(piece.lstrip()), body))
-        start = end.end() if end else start
+    spans = [(start, re.sub(r"\s+([.,;:!?])", r"\1", " ".join(plain[start:end].split())))  # "department [chunk 51]." -> "department."
+             for start, end in claim_spans(plain, [position for position, _ in markers])]
     if len(spans) > MAX_CLAIMS:
         raise AnswerError(f"the answer text has {len(spans):,} sentences; the limit is {MAX_CLAIMS}")
     cited: list[list[Citation]] = [[] for _ in spans]
+    starts = [start for start, _ in spans]
     for position, ids in markers:
-        owner = max((i for i, (s, _) in enumerate(spans) if s < position), default=0)
-        if spans:
-            cited[owner].extend(Citation(i) for i in ids)
+        if spans:  # the last claim that starts before the marker, or the first
+            cited[max(bisect_left(starts, position) - 1, 0)].extend(Citation(i) for i in ids)
     claims = []
     for (_, body), citations in zip(spans, cited):
         if len(body) > MAX_CLAIM_CHARS:

@@ -40,6 +40,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from rag_pipeline.answers.equivalents import NUMERIC_ORDINAL, durations, passage_values, quarters, slash_dates
 from rag_pipeline.answers.figures import CUR, NUM, ascii_digits, normalise, prepare, value, words_to_digits
 
 KINDS = ("date", "amount", "percentage", "duration", "identifier", "number")
@@ -107,7 +108,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
                             r"(?:\s(?P<q2>ouvrables?|ouvrés?|calendaires?))?(?!\w)")),
     # starts only where a token starts (not after "-" or "/" inside one), so the look-aheads scan
     # each token once: "1-1-1-..." of 4,000 characters took 0.2 s when every "1" was a start
-    ("identifier", re.compile(r"(?<![\w.\-/])(?=[\w.\-/]*\d)(?=[\w.\-/]*[a-z])[a-z0-9]+(?:[.\-/][a-z0-9]+)*(?![\w])"
+    # an ordinal ("2nd") is a number, not an identifier
+    ("identifier", re.compile(r"(?<![\w.\-/])(?!" + NUMERIC_ORDINAL + r"(?![\w.\-/]))"
+                              r"(?=[\w.\-/]*\d)(?=[\w.\-/]*[a-z])[a-z0-9]+(?:[.\-/][a-z0-9]+)*(?![\w])"
                               r"|(?<![\w.])\d+(?:\.\d+){2,}(?!\w|\.\d)")),
     ("number", re.compile(rf"(?<![\w.,])(?P<num>{_NUM})(?:st|nd|rd|th)?(?![\w])")),
 )
@@ -224,7 +227,9 @@ def facts(text: str) -> Facts:
             key = _key(kind, match)
             if key is not None:
                 keys.add((kind, key))
+    keys |= {("date", iso) for iso in slash_dates(prepared)}
     values = {v for m in re.finditer(_NUM, prepared) if (v := value(m.group())) is not None}
+    values |= passage_values(prepared)
     values |= {k.split(" ")[1] for kind, k in keys if kind == "amount"}
     values |= {k.split(" ")[0] for kind, k in keys if kind in ("duration", "percentage")}
     for kind, k in keys:
@@ -328,11 +333,15 @@ def stated(field: Field, passage: Facts, claim_terms: set[str] | None = None) ->
         number, *qualifier, unit = field.key.split(" ")
         if passage.tables and _in_table(number, passage, claim_terms or set()):
             return True  # "| Team leads | up to 2 |" under "Remote days per week"
-        return any(kind == "duration" and key.split(" ")[0] == number and key.split(" ")[-1] == unit
-                   and (not qualifier or qualifier[0] in key.split(" ")) for kind, key in passage.keys)
+        if any(kind == "duration" and key.split(" ")[0] == number and key.split(" ")[-1] == unit
+               and (not qualifier or qualifier[0] in key.split(" ")) for kind, key in passage.keys):
+            return True
+        other = durations(number, unit) if "working" not in qualifier else set()  # equivalents.py
+        return any(kind == "duration" and (key.split(" ")[0], key.split(" ")[-1]) in other and "working" not in key
+                   for kind, key in passage.keys)
     if field.kind == "identifier":
         return (re.search(rf"(?<![\w]){re.escape(field.key)}(?![\w])", passage.text) is not None
-                or field.key in passage.initialisms)
+                or field.key in passage.initialisms or field.key in quarters(passage.text))
     return field.key in passage.values
 
 

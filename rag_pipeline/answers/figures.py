@@ -12,7 +12,8 @@ What `prepare` does, in order, and why:
   "in 12 500 cases" is not read as 12500;
 - NFKC, case folding, one space per whitespace run (`normalise`);
 - number words become digits ("ten working days" -> "10 working days"; "one" only before a unit);
-- a written multiplier is folded into its number ("1.5 million" = "1,5 Mio." = "1500000");
+- a written multiplier is folded into its number ("1.5 million" = "1,5 Mio." = "1500000", "12k" =
+  "12000");
 - "per cent", "percent", "Prozent", "procent", "pour cent" become "%".
 
 `value` reads one written number as a canonical decimal string, with English ("1,500,000.5"),
@@ -49,6 +50,8 @@ _MULTIPLIERS = {"thousand": 3, "tausend": 3, "tisíc": 3, "million": 6, "million
                 "milliard": 9, "milliards": 9, "miliarda": 9, "miliardy": 9, "miliard": 9}
 _MULTIPLIED = re.compile(rf"(?<![\w.,])(?P<num>{NUM})\s?(?P<mult>"
                          + "|".join(sorted(_MULTIPLIERS, key=len, reverse=True)) + r")\b\.?")
+# thousands written "12k" (attached only: "5 k" and "5m" stay as they are, metres or a unit)
+_THOUSANDS = re.compile(r"(?<![\w.,])(?P<num>\d+(?:\.\d+)?)k\b")
 _PERCENT_WORDS = re.compile(r"(?<=\d)\s?(?:per\s?cent|percent|prozent|procent[aoy]?|pour\s+cent|pct)\b\.?")
 _NON_ASCII_DIGIT = re.compile(r"(?![0-9])\d")
 _DASHES = re.compile(r"[\u2010-\u2015\u2212\ufe58\ufe63\uff0d]")
@@ -128,6 +131,7 @@ def prepare(text: str) -> str:
         return found if found is not None else match.group()
 
     prepared = _MULTIPLIED.sub(multiplied, prepared)
+    prepared = _THOUSANDS.sub(lambda m: value(m.group("num"), exponent=3) or m.group(), prepared)
     return _PERCENT_WORDS.sub("%", prepared)
 
 

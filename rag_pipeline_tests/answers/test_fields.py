@@ -116,7 +116,7 @@ def test_plain_text_splits_into_claims_by_sentence_with_their_markers() -> None:
 
 def test_limits_are_stated_in_the_error() -> None:
     with pytest.raises(AnswerError, match=f"limit is {MAX_CLAIMS}"):
-        read_answer(b"A. " * (MAX_CLAIMS + 1), log_id=1)
+        read_answer(b"It is so. " * (MAX_CLAIMS + 1), log_id=1)
     with pytest.raises(AnswerError, match="chunk_id' must be a positive whole number"):
         read_answer(b'{"log_id": 1, "claims": [{"text": "a", "citations": [{"chunk_id": -5}]}]}')
     with pytest.raises(AnswerError, match="names search 1 but search 2"):

@@ -95,6 +95,24 @@ def test_a_correct_answer_is_verified_recorded_and_listed_by_explain(capsys, dem
     assert f"answer {out['answer_id']} verified" in capsys.readouterr().out
 
 
+def test_a_correct_answer_written_as_a_markdown_list_is_verified_claim_by_item(capsys, demo, tmp_path: Path) -> None:
+    """A generator's usual shape: a heading, a lead-in, bullets without full stops, an abbreviation.
+    Each item is its own claim; the heading and lead-in assert nothing and are not flagged."""
+    config, url = demo
+    searched = _search(capsys, config)
+    approval = _chunk(url, POLICY, "head of department")
+    rates = _chunk(url, POLICY, "| Berlin |")
+    text = (f"## Business travel\n\nIn short:\n\n"
+            f"- A business trip abroad must be approved in advance by the head of department [chunk {approval}]\n"
+            f"- Hotels in Berlin, i.e. the capital, are paid up to EUR 140 a night [chunk {rates}]\n")
+    code, out = _verify(capsys, config, tmp_path, {"log_id": searched["log_id"], "text": text})
+    assert code == 0, out
+    assert [(c["text"], c["status"]) for c in out["claims"]] == [
+        ("A business trip abroad must be approved in advance by the head of department", "supported"),
+        ("Hotels in Berlin, i.e. the capital, are paid up to EUR 140 a night", "supported")], out["claims"]
+    assert out["verdict"] == "verified"
+
+
 def test_every_citation_status_and_a_flagged_verdict(capsys, demo, tmp_path: Path) -> None:
     config, url = demo
     searched = _search(capsys, config)
