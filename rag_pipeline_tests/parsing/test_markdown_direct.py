@@ -25,7 +25,8 @@ CONSTRUCTS = {
         "<details><summary>s</summary>x</details>\n\nText ![img](x.png) after\n\n---\n\nSetext\n======\n\n"
         "- \u2022 bullet in item\n\n\u2022 bullet para\n\nx\n\n<span>inline</span> text <p>in</p> more"),
     "comment and main": "<!-- c -->\n\n<main>only main</main>\n\nout",
-    "front matter": "---\ntitle: fm\nlist: [a, b]\n---\n# H\n\ntext\n",
+    # (front matter is metadata on the direct path, text on the former: test_markdown_front_matter.py)
+    "rules around prose": "---\nThis opens with a rule, then prose.\n\n---\n# H\n\ntext\n",
     "NUL and control bytes": "a\x00b\x01c\n\n# h\x00\n\nc\x0b",
     "heading levels": "#" * 7 + " seven\n\n###### six\n\n# one #\n\n##no space",
     "deep list": "- a\n" + "".join("    " * i + f"- n{i}\n" for i in range(1, 40)),
