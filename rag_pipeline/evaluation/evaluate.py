@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -170,7 +171,10 @@ def _norm(text: str) -> str:
 
 
 def _uri_matches(hit: Hit, uri: str) -> bool:
-    return uri in (hit.uri, f"{hit.source}/{hit.uri}")
+    """The set's path names the hit's document, with or without its source, in any Unicode
+    normalisation form (a Mac-made file name is stored decomposed: store.history.find_documents)."""
+    wanted = unicodedata.normalize("NFC", uri)
+    return wanted in (unicodedata.normalize("NFC", hit.uri), unicodedata.normalize("NFC", f"{hit.source}/{hit.uri}"))
 
 
 def holds_section(hit: Hit, heading: str) -> bool:

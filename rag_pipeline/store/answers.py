@@ -126,7 +126,8 @@ def chunk_holding(conn: psycopg.Connection, phrase: str, uri: str | None, as_of:
     statement = (
         "SELECT c.id FROM chunks c JOIN document_versions v ON v.id = c.version_id JOIN documents d ON d.id = v.document_id"  # noqa: S608
         f" WHERE {visible} AND lower(regexp_replace(c.text, '\\s+', ' ', 'g')) LIKE %(like)s"
-        " AND (%(uri)s::text IS NULL OR d.uri = %(uri)s OR d.source || '/' || d.uri = %(uri)s) ORDER BY c.id LIMIT 1"
+        " AND (%(uri)s::text IS NULL OR normalize(d.uri, NFC) = normalize(%(uri)s, NFC)"
+        " OR normalize(d.source || '/' || d.uri, NFC) = normalize(%(uri)s, NFC)) ORDER BY c.id LIMIT 1"
     )  # the visibility clause is a fixed fragment; values are parameters
     found = conn.execute(
         statement,

@@ -12,11 +12,20 @@ from rag_pipeline.store.search import VISIBLE_AS_OF
 
 
 def find_documents(conn: psycopg.Connection, uri: str) -> list[tuple[str, str]]:
-    """(source, uri) pairs matching a URI given with or without its 'source/' prefix."""
+    """(source, uri) pairs matching a URI given with or without its 'source/' prefix. A name
+    matches in any Unicode normalisation form too: a file copied from a Mac is stored as its
+    name's bytes, decomposed ("Mu\u0308ller.md"), where a user types "Müller.md" composed; the
+    exact name is tried first, since the comparison in NFC reads every document's name."""
     rows = conn.execute(
         "SELECT source, uri FROM documents WHERE uri = %s OR source || '/' || uri = %s ORDER BY source, uri",
         (uri, uri),
     ).fetchall()
+    if not rows:
+        rows = conn.execute(
+            "SELECT source, uri FROM documents WHERE normalize(uri, NFC) = normalize(%(uri)s, NFC)"
+            " OR normalize(source || '/' || uri, NFC) = normalize(%(uri)s, NFC) ORDER BY source, uri",
+            {"uri": uri},
+        ).fetchall()
     return [(r[0], r[1]) for r in rows]
 
 
