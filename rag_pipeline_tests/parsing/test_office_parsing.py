@@ -366,7 +366,7 @@ def test_html_table_helper_escapes_pipes_and_expands_spans() -> None:
         "| Name | Range |  |",
         "|---|---|---|",
         "| a\\|b | 1 | 2 |",
-        "|  | 3 | 4 |",
+        "| a\\|b | 3 | 4 |",  # a row label spanning rows says whose each row is
     ]
     assert html_table_to_markdown("<p>no table</p>") == ""
 

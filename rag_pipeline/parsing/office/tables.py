@@ -15,6 +15,7 @@ from rag_pipeline.parsing.office.text import normalize_whitespace
 
 # The maximum colspan/rowspan honoured; see `clamped_span`.
 _MAX_SPAN = 50
+MAX_REPEATED_CHARS = 100  # a rowspan's text repeated in each row it covers up to this length
 _LEADING_UNITS = {"$", "€", "£", "¥", "US$", "CHF", "(", "($", "$("}
 _TRAILING_UNITS = {")", "%", ")%", "%)"}
 
@@ -27,7 +28,7 @@ def html_table_to_markdown(table_html: str) -> str:
 
 def html_table_rows(table_html: str) -> list[list[str]]:
     """The cell texts of the first <table> in `table_html`, one list per row, with colspans and
-    rowspans expanded to empty cells so columns line up, and all-empty rows and columns removed
+    rowspans expanded so columns line up (`_expand_spans`), and all-empty rows and columns removed
     (financial filings use them as spacers, and in Markdown they are only noise)."""
     try:
         root = lxml_html.fragment_fromstring(table_html, create_parent="div")
@@ -58,32 +59,71 @@ def clamped_span(cell: Any, attribute: str) -> int:
         return 1
 
 
+def write_out_spans(table: Any) -> None:
+    """Rewrite an lxml <table> so no cell spans, each covered slot a cell of its own as
+    `_expand_spans` fills it. unstructured rebuilds a table without its spans, which moved every
+    cell after a spanning one a column left: under a two-row "City" header, "Hotel" landed in the
+    City column, and the second row of a city spanning two rows put its hotel rate under "City"."""
+    covered: dict[int, dict[int, str]] = {}  # row -> {column: text} a rowspan above covers
+    for r, row in enumerate(_table_rows(table)):
+        col = 0
+        for cell in row.xpath("./td | ./th"):
+            while col in covered.get(r, {}):
+                cell.addprevious(_cell(cell.tag, covered[r][col]))
+                col += 1
+            width = clamped_span(cell, "colspan")
+            _cover(covered, r, col, width, clamped_span(cell, "rowspan"), normalize_whitespace("".join(cell.itertext())))
+            for attribute in ("colspan", "rowspan"):
+                cell.attrib.pop(attribute, None)
+            for _ in range(width - 1):
+                cell.addnext(etree.Element(cell.tag))
+            col += width
+        while col in covered.get(r, {}):
+            row.append(_cell("td", covered[r][col]))
+            col += 1
+
+
+def _cover(covered: dict[int, dict[int, str]], row: int, col: int, width: int, height: int, text: str) -> None:
+    """Mark the slots a cell's rowspan covers below it. A body cell's short text repeats in its
+    first column (a row label spanning rows: "Hamburg" holds for each of its rows, and a row read
+    alone still says whose figures they are); the other columns, a long text and a cell of the
+    first row stay empty (a colspan is a spacer or a group header; a first-row cell spanning down
+    is a header, or a picture beside the whole table, as Wikipedia's city tables have)."""
+    repeated = text if row > 0 and len(text) <= MAX_REPEATED_CHARS else ""
+    for below in range(row + 1, row + height):
+        slots = covered.setdefault(below, {})
+        for c in range(col, col + width):
+            slots[c] = repeated if c == col else ""
+
+
+def _cell(tag: str, text: str) -> Any:
+    cell = etree.Element(tag)
+    cell.text = text or None
+    return cell
+
+
 def _table_rows(table: Any) -> list[Any]:
     """Rows of this table only, not of tables nested inside its cells."""
     return table.xpath("./tr | ./thead/tr | ./tbody/tr | ./tfoot/tr")
 
 
 def _expand_spans(table: Any) -> list[list[str]]:
-    """The table as a grid of cell texts, a spanned cell's text in its first slot and empty
-    strings in the slots it covers, so that every column index means the same column."""
+    """The table as a grid of cell texts, so that every column index means the same column: a
+    spanned cell's text in its first slot, the slots its colspan covers empty, the rows its
+    rowspan covers repeating a short text in its first column (`_cover`)."""
     grid: list[list[str]] = []
-    carried: dict[tuple[int, int], str] = {}  # (row, col) cells covered by a rowspan above
+    covered: dict[int, dict[int, str]] = {}  # row -> {column: text} a rowspan above covers
     for r, row in enumerate(_table_rows(table)):
         out: list[str] = []
-        col = 0
         for cell in row.xpath("./td | ./th"):
-            while (r, col) in carried:
-                out.append(carried.pop((r, col)))
-                col += 1
+            while len(out) in covered.get(r, {}):
+                out.append(covered[r][len(out)])
             text = normalize_whitespace("".join(cell.itertext()))
-            for extra_col in range(clamped_span(cell, "colspan")):
-                out.append(text if extra_col == 0 else "")
-                for extra_row in range(1, clamped_span(cell, "rowspan")):
-                    carried[(r + extra_row, col)] = ""
-                col += 1
-        while (r, col) in carried:
-            out.append(carried.pop((r, col)))
-            col += 1
+            width = clamped_span(cell, "colspan")
+            _cover(covered, r, len(out), width, clamped_span(cell, "rowspan"), text)
+            out.extend([text] + [""] * (width - 1))
+        while len(out) in covered.get(r, {}):
+            out.append(covered[r][len(out)])
         grid.append(out)
     return grid
 
