@@ -5,6 +5,7 @@ never be mistaken for deletions."""
 from __future__ import annotations
 
 import fnmatch
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -56,9 +57,14 @@ class Source(Protocol):
 
 
 def is_denied(uri: str, patterns: Sequence[str]) -> bool:
-    """Configured deny patterns match the URI or its file name (e.g. '*.key', 'secrets/**')."""
-    name = uri.rsplit("/", 1)[-1]
-    return any(fnmatch.fnmatchcase(uri, p) or fnmatch.fnmatchcase(name, p) for p in patterns)
+    """Configured deny patterns match the URI or its file name (e.g. '*.key', 'secrets/**'),
+    both compared in Unicode NFC and case-folded: a deny list is a safety control, and it must
+    not be sidestepped by a folder a Mac named decomposed ("Entwu\u0308rfe/" for a pattern typed
+    "Entwürfe/*") or a file named "SERVER.KEY" (a share of a case-blind system holds both)."""
+    folded = unicodedata.normalize("NFC", uri).casefold()
+    name = folded.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatchcase(folded, p) or fnmatch.fnmatchcase(name, p)
+               for p in (unicodedata.normalize("NFC", pattern).casefold() for pattern in patterns))
 
 
 def name_problem(uri: str) -> str | None:

@@ -191,3 +191,19 @@ def test_fifos_sockets_and_devices_are_skipped_with_a_reason_and_never_opened(tm
     assert isinstance(listing["real.md"], SourceObject)
     assert "FIFO" in listing["pipe.md"].reason and "never opened" in listing["pipe.md"].reason
     assert "socket" in listing["listen.sock"].reason
+
+
+def test_a_deny_pattern_holds_whatever_the_case_or_unicode_form_of_the_name(tmp_path: Path) -> None:
+    """A deny list is a safety control: a Mac's decomposed folder name ("Entwu\u0308rfe") or an
+    upper-case extension must not slip past a pattern typed composed and lower-case."""
+    import unicodedata
+
+    _write(tmp_path, "_access.yaml", "groups: [all-staff]\n")
+    _write(tmp_path, unicodedata.normalize("NFD", "Entwürfe/plan.md"), "draft")
+    _write(tmp_path, "keys/SERVER.KEY", "x")
+    _write(tmp_path, "Private/notes.md", "x")
+    _write(tmp_path, "ok.md", "x")
+    listing = _listing(tmp_path, deny=("*.key", "private/**", "Entwürfe/*"))
+    assert set(listing) == {"ok.md"}
+    assert set(_listing(tmp_path)) == {"ok.md", "keys/SERVER.KEY", "Private/notes.md",
+                                       unicodedata.normalize("NFD", "Entwürfe/plan.md")}

@@ -330,3 +330,13 @@ def test_bucket_of_ten_thousand_objects_is_listed_completely_across_pages(bucket
     assert set(listed) == {key[len("docs/"):] for key in keys}
     assert {o.acl_groups for o in listed.values()} == {("all-staff",)}
     assert source.request_stats["s3_calls"] == 11 + 1  # 10,001 keys in pages of 1,000, one access file
+
+
+def test_a_deny_pattern_holds_whatever_the_case_or_unicode_form_of_the_key(bucket: Bucket) -> None:
+    import unicodedata
+
+    bucket.put(unicodedata.normalize("NFD", "docs/Entwürfe/plan.md"), "draft")
+    bucket.put("docs/keys/SERVER.KEY", "x")
+    bucket.put("docs/ok.md", "x")
+    listed, _ = _listing(_source(bucket, default_groups=("all-staff",), deny=("*.key", "Entwürfe/*")))
+    assert set(listed) == {"ok.md"}
