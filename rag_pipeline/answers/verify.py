@@ -13,7 +13,8 @@ the next, and each cheaper to establish):
 4. `superseded`: the chunk's version is no longer valid at the time the answer is judged (the
    search's `as_of` when it had one, else now): since when, and which version replaced it;
 5. `quote_not_found`: the quoted span is not in the chunk's text (both normalised: Unicode NFKC,
-   case, whitespace runs, typographic dashes and quotes);
+   case, whitespace runs, typographic dashes and quotes; marks around the quote and an ellipsis
+   for left-out words read as quotes are written: quotes.py);
 6. `unsupported`: an exact field of the claim (number, amount, percentage, date, duration,
    identifier; answers/fields.py) is not in the chunk's text, a figure of the claim stands in
    the chunk for something else (answers/roles.py), or the support score (claim vs chunk:
@@ -39,6 +40,7 @@ from rag_pipeline import store
 from rag_pipeline.answers import crosslingual, roles, support
 from rag_pipeline.answers import fields as exact
 from rag_pipeline.answers.draft import AnswerError, Draft
+from rag_pipeline.answers.quotes import quoted
 from rag_pipeline.cleaning.safety import as_indexed
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.retrieval.model_embedder import embedder_for_model
@@ -197,7 +199,7 @@ def _check(chunk_id: int, quote: str | None, chunk: dict[str, Any] | None, retri
         found.status, found.reason = "not_retrieved", f"chunk {chunk_id} is not among the results of the search"
     elif not (preview and chunk["status"] == "staged") and not _valid_at(chunk, when):
         found.status, found.reason = "superseded", _superseded_reason(chunk, when)
-    elif quote is not None and exact.normalise(quote) not in exact.normalise(chunk["text"]):
+    elif quote is not None and not quoted(quote, chunk["text"]):
         found.status, found.reason = "quote_not_found", f"the quoted text is not in chunk {chunk_id}"
     return found
 

@@ -113,6 +113,19 @@ def test_a_correct_answer_written_as_a_markdown_list_is_verified_claim_by_item(c
     assert out["verdict"] == "verified"
 
 
+def test_a_quote_with_an_ellipsis_stands_and_a_reordered_one_does_not(capsys, demo, tmp_path: Path) -> None:
+    config, url = demo
+    searched = _search(capsys, config)
+    approval = _chunk(url, POLICY, "head of department")
+    claim = "A business trip abroad must be approved in advance by the head of department."
+    answer = {"log_id": searched["log_id"], "claims": [
+        {"text": claim, "citations": [{"chunk_id": approval, "quote": "\u201capproved in advance [\u2026] head of department.\u201d"}]},
+        {"text": claim, "citations": [{"chunk_id": approval, "quote": "head of department ... approved in advance"}]}]}
+    code, out = _verify(capsys, config, tmp_path, answer)
+    assert code == 0, out
+    assert [c["citations"][0]["status"] for c in out["claims"]] == ["ok", "quote_not_found"], out["claims"]
+
+
 def test_every_citation_status_and_a_flagged_verdict(capsys, demo, tmp_path: Path) -> None:
     config, url = demo
     searched = _search(capsys, config)
