@@ -28,7 +28,9 @@ MAX_ID = 2**63 - 1  # bigserial
 _ANSWER_KEYS = {"log_id", "claims", "text"}
 _CLAIM_KEYS = {"text", "citations"}
 _CITATION_KEYS = {"chunk_id", "quote"}
-_MARKER = re.compile(r"\[\s*chunks?\s+([^\]]{0,400})\]", re.IGNORECASE)
+# "[chunk 51]", "[chunks 51, 52]", and the spellings generators also write: "[chunk: 51]",
+# "[chunk #51]", "[chunk_id 51]", "[Chunk ID: 51]", "[chunks: #51 and #52]"
+_MARKER = re.compile(r"\[\s*chunks?(?:[ _]?ids?)?(?:\s*:\s*|\s+)([^\]]{0,400})\]", re.IGNORECASE)
 
 
 class AnswerError(UsageError):
@@ -165,7 +167,7 @@ def split_text(text: str) -> list[Claim]:
         raise AnswerError("the answer text contains a NUL character")
     markers = []
     for match in _MARKER.finditer(text):
-        ids = [part.strip() for part in re.split(r"[,;\s]+(?:and\s+)?", match.group(1)) if part.strip()]
+        ids = [part.strip().lstrip("#") for part in re.split(r"[,;\s]+(?:and\s+)?", match.group(1)) if part.strip()]
         if not ids:
             raise AnswerError(f"marker {match.group()!r} names no chunk id")
         markers.append((match.start(), [_marker_id(i, match.group()) for i in ids]))

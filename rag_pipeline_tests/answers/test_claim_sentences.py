@@ -69,3 +69,15 @@ def test_a_huge_hostile_answer_is_split_or_refused_without_hanging(text: str) ->
 def test_too_many_list_items_are_refused_by_the_claim_limit() -> None:
     with pytest.raises(AnswerError, match=f"limit is {MAX_CLAIMS}"):
         read_answer(("- Employees get leave [chunk 5]\n" * (MAX_CLAIMS + 1)).encode(), log_id=1)
+
+
+@pytest.mark.parametrize("marker", ["[chunk 51]", "[chunk: 51]", "[chunk:51]", "[chunk #51]", "[chunk_id 51]",
+                                    "[Chunk ID: 51]", "[CHUNKS 51]"])
+def test_the_marker_spellings_generators_write_all_cite(marker: str) -> None:
+    assert _claims(f"Hotels cost up to EUR 140 {marker}. Meals are extra [chunks: #52 and #53].") == [
+        ("Hotels cost up to EUR 140.", [51]), ("Meals are extra.", [52, 53])]
+
+
+def test_a_marker_that_names_no_chunk_id_is_refused() -> None:
+    with pytest.raises(AnswerError, match="'abc' is not a chunk id"):
+        read_answer(b"Hotels cost EUR 140 [chunk abc].", log_id=1)
