@@ -145,7 +145,9 @@ def search(
         ranked: list[Hit] = []
         plan = prepared.plan
         fulltext: dict[str, Any] | None = None
-        if model_id is not None and groups and text.strip():
+        # a query of no letter or digit ("🙂🙂", "!!! |||") has no term for full text and only
+        # unknown word pieces for the model: any chunk it found would be chance, so none is
+        if model_id is not None and groups and any(ch.isalnum() for ch in text):
             vector = embedder.encode([text])[0]
             reranked = mode == "hybrid+rerank"
             fetch = max(k, min(k + RUNNERS_UP, store.search.CANDIDATES))  # the same candidate pool as k alone

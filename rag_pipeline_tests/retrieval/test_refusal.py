@@ -164,3 +164,18 @@ def test_calibration_without_must_refuse_cases_is_a_usage_error(capsys, db_url: 
     code, error = run_cli(capsys, "calibrate-refusal", str(eval_set), "--config", str(config))
     assert code == 2
     assert query(db_url, "SELECT count(*) FROM refusal_calibrations")[0][0] == 0
+
+
+@pytest.mark.parametrize("question", ["🙂🙂🙂", "!!! ||| &&& :* <-> ()", "???", "\u200b\u200b", "— … —"])
+def test_a_query_without_a_letter_or_digit_finds_nothing_and_is_refused(
+        capsys, db_url: str, embedder, tmp_path: Path, question: str) -> None:
+    """Such a query has no full-text term and only unknown word pieces for the model: before, it
+    returned the chunks nearest to the model's vector for "[UNK]", above the default threshold."""
+    index_documents(db_url, embedder, DOCS, GROUP)
+    (tmp_path / "docs").mkdir()
+    config = write_config(tmp_path, db_url, docs=tmp_path / "docs")
+    code, out = run_cli(capsys, "search", question, "--groups", GROUP, "--config", str(config))
+    assert code == 0 and out["refused"] is True and out["results"] == [], out
+    assert out["refusal"]["reason"] == "no visible chunk matched the query" and out["log_id"]
+    code, out = run_cli(capsys, "search", "C++ 🙂", "--groups", GROUP, "--config", str(config))
+    assert code == 0 and out["results"], out  # one letter is enough to search
