@@ -129,7 +129,7 @@ def parse_markdown_direct(text: str) -> list[Element] | None:
 
     from rag_pipeline.parsing.office.html_chrome import drop_hidden
     from rag_pipeline.parsing.office.html_tree import open_figures_and_details
-    from rag_pipeline.parsing.office.tables import write_out_spans
+    from rag_pipeline.parsing.office.tables import tables_as_read
 
     check_source_nesting(text)
     source, extensions = markdown_inside_details(text)
@@ -152,8 +152,7 @@ def parse_markdown_direct(text: str) -> list[Element] | None:
     drop_hidden(root)  # raw HTML a reader is not shown (display:none, hidden, font size 0), as in an HTML file
     mark_sup_elements(root)  # raw <sup> in the Markdown: "10<sup>6</sup>" is 10^6, not 106
     open_figures_and_details(root)  # raw <details> and <figure>: unstructured dropped what they hold
-    for table in list(root.iter("table")):
-        write_out_spans(table)  # raw HTML tables: the walk, as unstructured, rebuilds them without spans
+    tables_as_read(root)  # raw HTML tables: the walk, as unstructured, drops spans and flattens layout tables
     main = root.find(".//main")
     if main is None:
         main = root.find(".//body")

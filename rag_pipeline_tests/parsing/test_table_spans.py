@@ -80,7 +80,7 @@ def test_a_cell_of_the_first_row_spanning_down_is_not_repeated() -> None:
 def test_a_real_page_keeps_its_numbers_under_their_headers(corpus_dir: Path) -> None:
     """Wikipedia's German city table: pictures span the body on both sides of the figures."""
     data = (corpus_dir / "docs/html/wikipedia_de_deutschland.html").read_bytes()
-    table = next(t for t in _tables(data, "wikipedia_de_deutschland.html", "html") if "3.685.265" in t)
+    table = next(t for t in _tables(data, "wikipedia_de_deutschland.html", "html") if "Siedlungsgebiet" in t)
     header = [c.strip() for c in table.split("\n")[0].strip("|").split("|")]
     berlin = next(r for r in table.split("\n") if "| Berlin |" in r)
     cells = [c.strip() for c in berlin.strip("|").split("|")]
@@ -104,3 +104,42 @@ def test_a_huge_spanned_table_is_read_whole() -> None:
     table = _tables(f"<html><body><table><tr><th>Group</th><th>Value</th></tr>{rows}</table></body></html>".encode(),
                     "big.html", "html")[0]
     assert "| Group 1999 | 3998 |" in table and "| Group 1999 | 3999 |" in table
+
+
+DATA = "<table><tr><th>City</th><th>Hotel cap</th></tr><tr><td>Berlin</td><td>140</td></tr></table>"
+OTHER = "<table><tr><th>Meal</th><th>Allowance</th></tr><tr><td>Lunch</td><td>14</td></tr></table>"
+
+
+@pytest.mark.parametrize(("name", "kind", "data"), [
+    # Wikipedia's side by side: one row of cells, each holding a table
+    ("side.html", "html", f"<html><body><p>Rates.</p><table><tr><td>{DATA}</td><td>{OTHER}</td></tr></table></body></html>".encode()),
+    # a mail's single column of blocks
+    ("mail.eml", "email", _email(f"<table><tr><td><p>Dear all,</p></td></tr><tr><td>{DATA}</td></tr>"
+                                 f"<tr><td>{OTHER}</td></tr></table>")),
+])
+def test_tables_inside_a_layout_table_stay_tables(name: str, kind: str, data: bytes) -> None:
+    """Before, the layout table was one row (or one column) of cells, so it was read as a line
+    of text, and the tables in it with it: "City Hotel cap Berlin 140 Meal Allowance Lunch 14"."""
+    tables = _tables(data, name, kind)
+    assert "| Berlin | 140 |" in "\n".join(tables) and "| Lunch | 14 |" in "\n".join(tables), tables
+
+
+def test_a_data_table_with_a_table_in_one_cell_stays_one_table() -> None:
+    html = ("<table><tr><th>Plan</th><th>Terms</th></tr><tr><td>Basic</td><td>10 days</td></tr>"
+            f"<tr><td>Plus</td><td>{OTHER}</td></tr></table>")
+    tables = _tables(f"<html><body>{html}</body></html>".encode(), "plans.html", "html")
+    assert any("| Basic | 10 days |" in t for t in tables), tables
+
+
+def test_the_states_of_a_real_page_are_a_table(corpus_dir: Path) -> None:
+    """Wikipedia's table of German states sits in a one-cell layout table: it was a paragraph."""
+    data = (corpus_dir / "docs/html/wikipedia_de_deutschland.html").read_bytes()
+    assert any("| Baden-Württemberg | Stuttgart | 35.748 |" in t
+               for t in _tables(data, "wikipedia_de_deutschland.html", "html"))
+
+
+def test_layout_tables_nested_deep_are_unwrapped_to_their_data_table() -> None:
+    """40 layout tables deep (160 elements; past 250 the page's nesting is flattened to text)."""
+    html = "<table><tr><td>" * 40 + DATA + "</td></tr></table>" * 40
+    tables = _tables(f"<html><body>{html}</body></html>".encode(), "deep.html", "html")
+    assert tables == ["| City | Hotel cap |\n|---|---|\n| Berlin | 140 |"]

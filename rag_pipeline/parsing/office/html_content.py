@@ -24,7 +24,7 @@ from rag_pipeline.parsing.office.html_tree import (
     parse_html_tree,
     text_len,
 )
-from rag_pipeline.parsing.office.tables import write_out_spans
+from rag_pipeline.parsing.office.tables import tables_as_read
 from rag_pipeline.parsing.superscripts import mark_sup_elements
 
 _POSITIVE_RE = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story", re.I)
@@ -65,8 +65,7 @@ def extract_main_content(text: str) -> tuple[str, set[str], int]:
     mark_sup_elements(body)
     flattened = flatten_deep_nesting(root)
     math_and_ruby_as_read(body)  # after flattening: its walk recurses
-    for table in list(body.iter("table")):
-        write_out_spans(table)  # unstructured drops spans: columns would shift
+    tables_as_read(body)  # unstructured drops spans (columns would shift) and reads a layout table as text
     captions = open_figures_and_details(body)
     chosen = _declared_main(body)
     if chosen is None:
@@ -79,7 +78,7 @@ def extract_main_content(text: str) -> tuple[str, set[str], int]:
 # What makes an e-mail's HTML worth parsing before unstructured reads it: a <sup>, or anything
 # that can hide an element (the `hidden` attribute, display/visibility/opacity/font-size/colour styles)
 _NEEDS_TREE = re.compile(r"<sup[\s>/]|<figure|<details|<math|<ruby|hidden|display|opacity|font-size|transparent"
-                         r"|rowspan|colspan", re.I)
+                         r"|rowspan|colspan|<table", re.I)
 
 
 def html_as_shown(text: str) -> str:
@@ -87,7 +86,7 @@ def html_as_shown(text: str) -> str:
     HTML of Markdown the direct parser defers) as a reader is shown it: hidden elements dropped (`html_chrome.drop_hidden`: a hidden block of
     instructions in a mail reaches no index), `<sup>` digits marked, figures and collapsed
     sections opened (html_tree.open_figures_and_details), nesting too deep for unstructured
-    flattened and table spans written out (tables.write_out_spans); the text itself when it holds
+    flattened and tables as read (tables.tables_as_read: layout tables unwrapped, spans written out); the text itself when it holds
     none of these."""
     deep = text.count("<") > MAX_NESTING  # cheap: fewer tags cannot nest that deep
     root = parse_html_tree(text) if deep or _NEEDS_TREE.search(text) else None
@@ -99,9 +98,7 @@ def html_as_shown(text: str) -> str:
     opened = any(root.find(f".//{tag}") is not None for tag in ("figure", "details", "math", "ruby"))
     open_figures_and_details(root)
     math_and_ruby_as_read(root)  # after flattening: its walk recurses
-    spanned = bool(root.xpath(".//td[@rowspan or @colspan] | .//th[@rowspan or @colspan]"))
-    for table in list(root.iter("table")):
-        write_out_spans(table)
+    spanned = tables_as_read(root)
     if not (marked or dropped or opened or flattened or spanned):
         return text
     return etree.tostring(root, encoding="unicode", method="html")

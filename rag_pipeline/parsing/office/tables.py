@@ -59,6 +59,47 @@ def clamped_span(cell: Any, attribute: str) -> int:
         return 1
 
 
+def tables_as_read(root: Any) -> bool:
+    """Every table under an lxml `root` as unstructured should read it: a layout table holding
+    tables unwrapped (`_unwrap_layout`), then each table's spans written out (`write_out_spans`).
+    Whether anything changed."""
+    changed = False
+    for table in list(root.iter("table")):  # document order: an outer table before the tables in it
+        if _is_layout(table):
+            _unwrap_layout(table)
+            changed = True
+    for table in list(root.iter("table")):
+        changed |= bool(table.xpath("./tr/*[@rowspan or @colspan] | ./*/tr/*[@rowspan or @colspan]"))
+        write_out_spans(table)
+    return changed
+
+
+def _is_layout(table: Any) -> bool:
+    """A table that only places tables: it holds one, and is a single row or a single column
+    (Wikipedia sets tables side by side in one; mails stack their blocks in one column). Its
+    data tables must not be read as one cell of text."""
+    rows = _table_rows(table)
+    return (bool(table.xpath(".//table")) and table.getparent() is not None
+            and (len(rows) <= 1 or all(len(row.xpath("./td | ./th")) <= 1 for row in rows)))
+
+
+def _unwrap_layout(table: Any) -> None:
+    """Replace a layout table by a <div> per cell, holding the cell's content in order."""
+    holder = etree.Element("div")
+    for row in _table_rows(table):
+        for cell in row.xpath("./td | ./th"):
+            block = etree.SubElement(holder, "div")
+            block.text = cell.text
+            for child in list(cell):
+                block.append(child)
+    caption = table.find("caption")
+    if caption is not None:
+        holder.insert(0, caption)
+        caption.tag = "p"
+    holder.tail = table.tail
+    table.getparent().replace(table, holder)
+
+
 def write_out_spans(table: Any) -> None:
     """Rewrite an lxml <table> so no cell spans, each covered slot a cell of its own as
     `_expand_spans` fills it. unstructured rebuilds a table without its spans, which moved every
