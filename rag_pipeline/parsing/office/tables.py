@@ -69,8 +69,7 @@ def tables_as_read(root: Any) -> bool:
             _unwrap_layout(table)
             changed = True
     for table in list(root.iter("table")):
-        changed |= bool(table.xpath("./tr/*[@rowspan or @colspan] | ./*/tr/*[@rowspan or @colspan]"))
-        write_out_spans(table)
+        changed |= write_out_spans(table)
     return changed
 
 
@@ -100,12 +99,15 @@ def _unwrap_layout(table: Any) -> None:
     table.getparent().replace(table, holder)
 
 
-def write_out_spans(table: Any) -> None:
-    """Rewrite an lxml <table> so no cell spans, each covered slot a cell of its own as
-    `_expand_spans` fills it. unstructured rebuilds a table without its spans, which moved every
-    cell after a spanning one a column left: under a two-row "City" header, "Hotel" landed in the
-    City column, and the second row of a city spanning two rows put its hotel rate under "City"."""
+def write_out_spans(table: Any) -> bool:
+    """Rewrite an lxml <table> so no cell spans, each covered slot a cell of its own: the slots
+    a colspan covers empty, the rows a rowspan covers repeating a short text in its first column
+    (`_cover`). unstructured rebuilds a table without its spans, which moved every cell after a
+    spanning one a column left: under a two-row "City" header, "Hotel" landed in the City column,
+    and the second row of a city spanning two rows put its hotel rate under "City". Whether the
+    table had a span."""
     covered: dict[int, dict[int, str]] = {}  # row -> {column: text} a rowspan above covers
+    spanned = False
     for r, row in enumerate(_table_rows(table)):
         col = 0
         for cell in row.xpath("./td | ./th"):
@@ -114,14 +116,15 @@ def write_out_spans(table: Any) -> None:
                 col += 1
             width = clamped_span(cell, "colspan")
             _cover(covered, r, col, width, clamped_span(cell, "rowspan"), normalize_whitespace("".join(cell.itertext())))
-            for attribute in ("colspan", "rowspan"):
-                cell.attrib.pop(attribute, None)
+            spanned |= cell.attrib.pop("colspan", None) is not None
+            spanned |= cell.attrib.pop("rowspan", None) is not None
             for _ in range(width - 1):
                 cell.addnext(etree.Element(cell.tag))
             col += width
         while col in covered.get(r, {}):
             row.append(_cell("td", covered[r][col]))
             col += 1
+    return spanned
 
 
 def _cover(covered: dict[int, dict[int, str]], row: int, col: int, width: int, height: int, text: str) -> None:
@@ -149,24 +152,11 @@ def _table_rows(table: Any) -> list[Any]:
 
 
 def _expand_spans(table: Any) -> list[list[str]]:
-    """The table as a grid of cell texts, so that every column index means the same column: a
-    spanned cell's text in its first slot, the slots its colspan covers empty, the rows its
-    rowspan covers repeating a short text in its first column (`_cover`)."""
-    grid: list[list[str]] = []
-    covered: dict[int, dict[int, str]] = {}  # row -> {column: text} a rowspan above covers
-    for r, row in enumerate(_table_rows(table)):
-        out: list[str] = []
-        for cell in row.xpath("./td | ./th"):
-            while len(out) in covered.get(r, {}):
-                out.append(covered[r][len(out)])
-            text = normalize_whitespace("".join(cell.itertext()))
-            width = clamped_span(cell, "colspan")
-            _cover(covered, r, len(out), width, clamped_span(cell, "rowspan"), text)
-            out.extend([text] + [""] * (width - 1))
-        while len(out) in covered.get(r, {}):
-            out.append(covered[r][len(out)])
-        grid.append(out)
-    return grid
+    """The table as a grid of cell texts, its spans written out (`write_out_spans`), so that
+    every column index means the same column."""
+    write_out_spans(table)
+    return [[normalize_whitespace("".join(cell.itertext())) for cell in row.xpath("./td | ./th")]
+            for row in _table_rows(table)]
 
 
 def _merge_unit_cells(row: list[str]) -> list[str]:
