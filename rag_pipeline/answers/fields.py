@@ -227,7 +227,8 @@ def facts(text: str) -> Facts:
             key = _key(kind, match)
             if key is not None:
                 keys.add((kind, key))
-    keys |= {("date", iso) for iso in slash_dates(prepared)}
+    keys |= {("date", iso) for iso in slash_dates(prepared)}  # what the passage states in other words (equivalents.py)
+    keys |= {("identifier", quarter) for quarter in quarters(prepared)}
     values = {v for m in re.finditer(_NUM, prepared) if (v := value(m.group())) is not None}
     values |= passage_values(prepared)
     values |= {k.split(" ")[1] for kind, k in keys if kind == "amount"}
@@ -341,7 +342,7 @@ def stated(field: Field, passage: Facts, claim_terms: set[str] | None = None) ->
                    for kind, key in passage.keys)
     if field.kind == "identifier":
         return (re.search(rf"(?<![\w]){re.escape(field.key)}(?![\w])", passage.text) is not None
-                or field.key in passage.initialisms or field.key in quarters(passage.text))
+                or field.key in passage.initialisms)
     return field.key in passage.values
 
 
