@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write_config
-from helpers import query, run_cli, sync
+from helpers import query, run_cli, search, sync
 
 NAME = "Müller-Richtlinie.md"
 DECOMPOSED = unicodedata.normalize("NFD", NAME)
@@ -76,3 +76,26 @@ def test_an_evaluation_set_names_the_document_composed(capsys, synced: Path, tmp
                      f"  as_user: {{groups: [all-staff]}}\n  expect_source: {NAME}\n", encoding="utf-8")
     code, out = run_cli(capsys, "eval", str(cases), "--config", str(synced))
     assert out["metrics"]["source_recall"] == 1.0, json.dumps(out["cases"])[:1500]
+
+
+def test_a_draft_folder_denied_after_it_was_indexed_leaves_the_index(capsys, synced: Path, db_url: str) -> None:
+    """Across runs: a Mac-named folder a deny pattern did not match before (so its file was
+    indexed) is denied by the next sync, which tombstones its document; nothing of it is found."""
+    import yaml
+
+    docs = synced.parent / "docs"
+    (docs / unicodedata.normalize("NFD", "Entwürfe")).mkdir()
+    (docs / unicodedata.normalize("NFD", "Entwürfe") / "merger.md").write_text(
+        "# Merger\n\nThe quokkanite merger closes on the ninth of May.\n")
+    assert sync(capsys, synced)[0] == 0
+    assert search(capsys, synced, "When does the quokkanite merger close?", "all-staff")
+    config = yaml.safe_load(synced.read_text())
+    config["sources"][0]["deny"] = ["Entwürfe/*"]
+    synced.write_text(yaml.safe_dump(config, allow_unicode=True))
+    code, out = sync(capsys, synced)
+    assert code == 0, out
+    assert not any("quokkanite" in r["text"] for r in search(capsys, synced, "When does the quokkanite merger close?",
+                                                              "all-staff"))
+    live = query(db_url, "SELECT count(*) FROM document_versions v JOIN documents d ON d.id = v.document_id"
+                         " WHERE d.uri LIKE %s AND v.status = 'live'", "%merger.md")
+    assert live == [(0,)]
