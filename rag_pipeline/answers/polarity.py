@@ -4,7 +4,10 @@
 and mean nearly the same to a sentence model; no figure differs. What differs is a negation cue.
 The claim is compared with the passage sentences that match it best (support.py ranks them by
 similarity; `mismatch` says which count): when one side holds a negation cue and the other holds
-none, the citation carries a polarity flag.
+none, the citation carries a polarity flag. Only a negation the claim takes up counts: a sentence
+of two clauses ("should not informally establish a minimum fee but should review fees based on
+the individual character of the case") does not deny a claim restating the clause it affirms, so
+an English cue is read with its scope, the words after it in its clause (`_takes_up`).
 
 The flag is not a verdict: a paraphrase can turn a negation into an affirmation ("may not exceed
 EUR 100" = "is capped at EUR 100"), so the flag lowers the support score by a weight that
@@ -39,6 +42,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from rag_pipeline.answers import fields
 from rag_pipeline.answers.figures import normalise
 
 CUES: dict[str, frozenset[str]] = {
@@ -58,6 +62,7 @@ _NOT_NEGATING = re.compile(r"\bnot only\b|\bno doubt\b|\bnicht nur\b|\bnon seule
                            # "may not exceed $100" = "up to $100"
                            r"|\bno[t]? (?:less|more|later|earlier|fewer|greater|sooner|longer|higher|lower) than\b"
                            r"|\bnot (?:to )?exceed|\bnicht mehr als\b|\bnicht weniger als\b")
+_CUE_WORD = re.compile(r"\b(?:not?|nicht|non|ne)\b")
 _WORDS = re.compile(r"[^\W\d_]+")
 # Czech and Slovak letters no other cue language writes (Spanish and Icelandic write í and ý: no cue
 # language of theirs is listed): where a text holds one, `_czech_verb` applies
@@ -81,13 +86,28 @@ READS = frozenset(CUES) | {"sk", "ko"}
 
 def cues(text: str) -> int:
     """How many negation cues a text holds ("no longer" counts once; "not only" not at all)."""
+    folded = _folded(text)
+    return sum(_cue_flags(_WORDS.findall(folded), bool(_CZECH_LETTERS.search(folded))))
+
+
+def _folded(text: str) -> str:
+    """The text as cues are read in: normalised, "n't" and "n'" spelled out, bounds and number
+    signs blanked, "no longer" one "not"."""
     folded = re.sub(r"\bn'", "ne ", re.sub(r"n't\b", " not", normalise(text)))  # can't, n'est
-    folded = _NOT_NEGATING.sub(lambda m: " not " if m.group() == "no longer" else " ", folded)
-    czech = bool(_CZECH_LETTERS.search(folded))
-    words = _WORDS.findall(folded)
-    return sum(word in _ALL or (czech and _czech_verb(word)) or (word.startswith(_KOREAN_NEGATION) and bool(_HANGUL.match(word)))
-               or (not czech and word in _FRENCH_ALONE and _french_alone(words, i))
-               for i, word in enumerate(words))
+    return _NOT_NEGATING.sub(_unnegated, folded)
+
+
+def _unnegated(match: re.Match[str]) -> str:
+    """A phrase of _NOT_NEGATING without its cue word: its other words stay, as what a clause
+    says ("should not exceed $100" says "exceed $100"; "Law No. 270" keeps its 270)."""
+    return " not " if match.group() == "no longer" else _CUE_WORD.sub(" ", match.group())
+
+
+def _cue_flags(words: list[str], czech: bool) -> list[bool]:
+    """For each word of a folded text, whether it is a negation cue."""
+    return [word in _ALL or (czech and _czech_verb(word)) or (word.startswith(_KOREAN_NEGATION) and bool(_HANGUL.match(word)))
+            or (not czech and word in _FRENCH_ALONE and _french_alone(words, i))
+            for i, word in enumerate(words)]
 
 
 def _french_alone(words: list[str], i: int) -> bool:
@@ -124,16 +144,94 @@ def negated(text: str) -> bool:
 
 def mismatch(claim: str, ranked: Sequence[str]) -> bool:
     """Whether the claim and the passage differ in negation, given the passage's sentences that
-    match the claim best, best first (two are enough). A claim that affirms is contradicted by a
-    best sentence that negates. A claim that negates needs its negation in one of the two: a
-    claim often joins two sentences ("may use a card for purchases, which should not exceed
-    $100" from "... may use a card for incidental purchases. Such purchases should not exceed
-    $100."), and the negation may sit in the second."""
+    match the claim best, best first (two are enough). Only a negation the claim takes up counts
+    (`_takes_up`), not one in a clause the claim leaves out. A claim that affirms is contradicted
+    by a best sentence that negates what it says. A claim that negates needs such a negation in
+    one of the two: a claim often joins two sentences ("may use a card for purchases, which
+    should never be routine" from "... may use a card for incidental purchases. Such purchases
+    should never be routine."), and the negation may sit in the second; the condition of a rule
+    ("to the extent that the debtor does not comply ..., the standing trustee may adjourn the
+    meeting") is no negation of the rule ("may not adjourn the meeting")."""
     if not ranked:
         return False
     if negated(claim):
-        return not any(negated(_affixed(sentence, claim)) for sentence in ranked[:2])
-    return negated(_affixed(ranked[0], claim))
+        return not any(_takes_up(_affixed(sentence, claim), claim) for sentence in ranked[:2])
+    return _takes_up(_affixed(ranked[0], claim), claim)
+
+
+# What one English negation negates: the words after it, up to the end of its clause (SCOPE words
+# at most). A clause ends at a comma, semicolon, colon or bracket, or before a word that joins clauses.
+SCOPE = 12
+_CLAUSE_MARKS = frozenset(",;:()[]")
+_CLAUSE_WORDS = frozenset("and but which while whereas although though because unless except if when where however".split())
+_AUXILIARIES = frozenset("should would shall could might have has had do does did been being will".split())
+_TOKENS = re.compile(r"[^\W\d_]+|\d+(?:[.,]\d+)*|[,;:()\[\]]")
+
+
+def _takes_up(sentence: str, claim: str) -> bool:
+    """Whether a claim takes up a negation of the sentence: "The standing trustee
+    should not informally establish a minimum or maximum fee ... but should review fees based on
+    the individual character of the case" does not deny "The standing trustee should review fees
+    based on the individual character of the case", and "the FAA will post all comments received,
+    without change" does not deny that the FAA posts them. An English cue counts when the claim
+    takes up what it negates (`_in_scope`) or when its clause is the one the claim shares the
+    most content words and figures with ("not permitted" denies "allowed"; ties count: a claim
+    sharing no word with any clause, as an English claim on a passage in another language, keeps
+    every cue). A cue of another language counts as before: its scope is not read (German puts
+    "nicht" after what it negates, Czech negates inside the verb)."""
+    folded = _folded(sentence)
+    tokens = _TOKENS.findall(folded)
+    at = [i for i, token in enumerate(tokens) if _is_word(token)]
+    flags = _cue_flags([tokens[i] for i in at], bool(_CZECH_LETTERS.search(folded)))
+    found = [i for i, flag in zip(at, flags) if flag]
+    if not found:
+        return False
+    said = _content(_TOKENS.findall(_folded(claim)))
+    clause, ends = _clauses(tokens)
+    shared = [len(_content(tokens[start:end]) & said) for start, end in ends]
+    most = max(shared)
+    return any(tokens[i] not in CUES["en"] or shared[clause[i]] >= most
+               or _in_scope(tokens[i + 1:min(ends[clause[i]][1], i + 1 + SCOPE)], said) for i in found)
+
+
+def _in_scope(scope: list[str], said: set[str]) -> bool:
+    """Whether a claim's content words and figures take up what an English cue negates, the
+    tokens after it in its clause: its head, the first content word that is no "-ly" adverb
+    ("not advertise in newspapers or other public information media", "not informally
+    establish"), unless a figure there the claim does not state says the negation is about
+    something else ("has to file a Form 8871 but does not have to file a Form 8872"). Not most of
+    its words: coordinated clauses share their object ("address only two uses of the Framework
+    for cyber SCRM and are not intended to address cyber SCRM comprehensively")."""
+    found = _content(scope)
+    figures = {t for t in found if t[0].isdecimal()}
+    if not found or (figures and not figures & said):
+        return False
+    heads = (_content([t]) for t in scope if _is_word(t) and not (len(t) > 4 and t.endswith("ly")))
+    return bool(next((word for word in heads if word), set()) & said)
+
+
+def _clauses(tokens: list[str]) -> tuple[list[int], list[tuple[int, int]]]:
+    """Each token's clause number and each clause's (start, end) token indices."""
+    clause, ends, start = [], [], 0
+    for i, token in enumerate(tokens):
+        if i > start and (token in _CLAUSE_MARKS or token in _CLAUSE_WORDS):
+            ends.append((start, i))
+            start = i
+        clause.append(len(ends))
+    ends.append((start, len(tokens)))
+    return clause, ends
+
+
+def _content(tokens: list[str]) -> set[str]:
+    """The content words (fields.terms: stop words out, a plural "s" off) and figures of tokens,
+    auxiliaries and negation cues left out."""
+    words = [t for t in tokens if _is_word(t) and t not in _AUXILIARIES and t not in _ALL]
+    return fields.terms(" ".join(words)) | {t.replace(",", "") for t in tokens if t[0].isdecimal()}
+
+
+def _is_word(token: str) -> bool:
+    """Whether a token of _TOKENS is a word (of _WORDS), not a figure or a clause mark."""
+    return not token[0].isdecimal() and token not in _CLAUSE_MARKS
 
 
 _AFFIXED = ("un", "non-", "non", "in", "im", "ir", "il", "dis")
