@@ -164,6 +164,8 @@ def mismatch(claim: str, ranked: Sequence[str]) -> bool:
 SCOPE = 12
 _CLAUSE_MARKS = frozenset(",;:()[]")
 _CLAUSE_WORDS = frozenset("and but which while whereas although though because unless except if when where however".split())
+# words before a scope's head that say which or how many, not what: "no other data privileges"
+_DETERMINERS = frozenset("other such more further additional some every certain".split())
 _AUXILIARIES = frozenset("should would shall could might have has had do does did been being will".split())
 _TOKENS = re.compile(r"[^\W\d_]+|\d+(?:[.,]\d+)*|[,;:()\[\]]")
 
@@ -196,17 +198,19 @@ def _takes_up(sentence: str, claim: str) -> bool:
 
 def _in_scope(scope: list[str], said: set[str]) -> bool:
     """Whether a claim's content words and figures take up what an English cue negates, the
-    tokens after it in its clause: its head, the first content word that is no "-ly" adverb
-    ("not advertise in newspapers or other public information media", "not informally
-    establish"), unless a figure there the claim does not state says the negation is about
-    something else ("has to file a Form 8871 but does not have to file a Form 8872"). Not most of
-    its words: coordinated clauses share their object ("address only two uses of the Framework
-    for cyber SCRM and are not intended to address cyber SCRM comprehensively")."""
+    tokens after it in its clause: its head, the first content word that is no "-ly" adverb and
+    no determiner ("not advertise in newspapers or other public information media", "not
+    informally establish", "no other data privileges"), unless a figure there the claim does not
+    state says the negation is about something else ("has to file a Form 8871 but does not have
+    to file a Form 8872"). Not most of its words: coordinated clauses share their object
+    ("address only two uses of the Framework for cyber SCRM and are not intended to address cyber
+    SCRM comprehensively")."""
     found = _content(scope)
     figures = {t for t in found if t[0].isdecimal()}
     if not found or (figures and not figures & said):
         return False
-    heads = (_content([t]) for t in scope if _is_word(t) and not (len(t) > 4 and t.endswith("ly")))
+    heads = (_content([t]) for t in scope
+             if _is_word(t) and t not in _DETERMINERS and not (len(t) > 4 and t.endswith("ly")))
     return bool(next((word for word in heads if word), set()) & said)
 
 

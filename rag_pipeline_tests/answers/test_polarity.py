@@ -57,6 +57,8 @@ def test_a_negation_in_a_clause_the_claim_leaves_out_is_no_mismatch(claim: str, 
     # the negated verb is the claim's, however long the rest of the clause
     ("A chapter 13 standing trustee may advertise in newspapers to encourage debtors to file under chapter 13.", ADVERTISE),
     ("Sections 3.3 and 3.4 are intended to address cyber SCRM comprehensively.", SCRM),
+    # a determiner before the head: "no other" negates "access rights"
+    ("Contractors get a visitor badge and full access rights.", "Contractors get a visitor badge, but no other access rights."),
     # another word for the negated one: the claim's words are those of the negated clause
     ("Cash advances on the card are allowed.", "Cash advances on the card are not permitted."),
 ])
