@@ -40,6 +40,23 @@ _NOT_A_CLAIM = re.compile(r"[ \t]*#{1,6}[ \t].*|[ \t]*(?:\*\*|__)[^*_\n]+(?:\*\*
                           re.DOTALL)
 
 
+_ENDS_IN_WORD_STOP = re.compile(r"(?:^|\W)(\w+)\.$")
+
+
+def rejoined(parts: list[str]) -> list[str]:
+    """Passage text split at full stops, with the splits after a reference word before its number
+    undone ("from No." + "8 up to 3/8 inch", "see Fig." + "2"): a passage splitter that cuts
+    there (support.sentences, roles' clauses) leaves a figure without the words it belongs to."""
+    groups: list[list[str]] = []
+    for part in parts:
+        stop = _ENDS_IN_WORD_STOP.search(groups[-1][-1].rstrip()) if groups and part.lstrip()[:1].isdigit() else None
+        if stop and stop.group(1).casefold() in _BEFORE_NUMBER:
+            groups[-1].append(part.strip())
+        else:
+            groups.append([part])
+    return [group[0] if len(group) == 1 else " ".join(p.strip() for p in group) for group in groups]
+
+
 def claim_spans(plain: str, markers: list[int]) -> list[tuple[int, int]]:
     """(start, end) of each claim of answer text whose citation markers were blanked out
     (`markers`: where each stood); see the module docstring for the rules."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rag_pipeline.answers.claim_sentences import rejoined
 from rag_pipeline.answers.fields import canonical
 from rag_pipeline.answers.figures import NUM, value
 
@@ -90,12 +91,12 @@ def misplaced(claim: str, passage: str) -> list[Misplaced]:
     """The claim's figures that the passage gives to another subject (module docstring)."""
     claim_text = canonical(claim)
     claim_words = _content(claim_text)
-    claim_figures = {(number, pct) for clause in _CLAUSES.split(claim_text) for _, number, pct, _ in _figures(clause)}
+    claim_figures = {(number, pct) for clause in rejoined(_CLAUSES.split(claim_text)) for _, number, pct, _ in _figures(clause)}
     if not claim_figures or not claim_words:
         return []
-    windows = [(number, pct, words & claim_words)
-               for clause in _CLAUSES.split("\n".join(line for line in prepare_lines(passage) if "|" not in line))
-               for _, number, pct, words in _figures(clause)]
+    clauses = rejoined(_CLAUSES.split("\n".join(line for line in prepare_lines(passage) if "|" not in line)))
+    windows = [(number, pct, (words | _beside(clauses, k)) & claim_words)
+               for k, clause in enumerate(clauses) for _, number, pct, words in _figures(clause)]
     found = []
     for number, pct in sorted(claim_figures):
         own = [len(shared) for n, p, shared in windows if (n, p) == (number, pct)]
@@ -106,6 +107,18 @@ def misplaced(claim: str, passage: str) -> list[Misplaced]:
         if best[0] > max(own):
             found.append(Misplaced(number + ("%" if pct else ""), best[1] + ("%" if pct else "")))
     return found
+
+
+def _beside(clauses: list[str], k: int) -> set[str]:
+    """The words around clause `k` when it holds none, only figures: a key figure of a report's
+    summary page or slide stands alone on its line, its label on the line below or above
+    ("EMPLOYMENT CREATION / 2,32,822 / New jobs created"); WINDOW words of each neighbour, as a
+    figure's window in prose. A clause with words of its own keeps to them."""
+    if _content(clauses[k]):
+        return set()
+    before = _tokens(clauses[k - 1])[-WINDOW:] if k else []
+    after = _tokens(clauses[k + 1])[:WINDOW] if k + 1 < len(clauses) else []
+    return _content(" ".join(before + after))
 
 
 def prepare_lines(text: str) -> list[str]:

@@ -45,6 +45,7 @@ import psycopg
 
 from rag_pipeline import store
 from rag_pipeline.answers import crosslingual, fields, figures, polarity
+from rag_pipeline.answers.claim_sentences import rejoined
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.retrieval import refusal
 
@@ -112,7 +113,7 @@ def sentences(text: str) -> list[str]:
     """A chunk's sentences (and lines: a list item, a table row, a slide line), at most
     MAX_SENTENCES of at most MAX_SENTENCE_CHARS, fragments of fewer than three words left out
     unless the chunk has nothing longer."""
-    parts = [p.strip()[:MAX_SENTENCE_CHARS] for p in _SENTENCE_END.split(text) if p.strip()]
+    parts = [p.strip()[:MAX_SENTENCE_CHARS] for p in rejoined(_SENTENCE_END.split(text)) if p.strip()]
     longer = [p for p in parts if len(p.split()) >= 3]
     return (longer or parts or [text[:MAX_SENTENCE_CHARS]])[:MAX_SENTENCES]
 

@@ -1,0 +1,63 @@
+"""The figure-role check (roles.py) on layouts where a figure's words are not beside it in the
+same sentence: a summary page's key figures each alone on a line under or over its label, a
+fraction written with the fraction slash PDFs use ("3⁄8"), and a reference word's full stop
+("No. 8") that a splitter took for a sentence end. Each had a faithful claim flagged as a figure
+in another role (issue 24); a figure that is in another role must still be caught."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_pipeline.answers.claim_sentences import rejoined
+from rag_pipeline.answers.fields import extract, facts, missing
+from rag_pipeline.answers.roles import misplaced
+from rag_pipeline.answers.support import sentences
+
+# a report's "at a glance" page as PyMuPDF reads it: each key figure alone on its line
+GLANCE = ("FISCAL 2023 AT A GLANCE\n\nREVENUE\n\nEUR 4,812 million\n\nWORKFORCE\n\n18,240\n\nEmployees worldwide\n\n"
+          "SITES\n\n37\n\nProduction plants\n\nNote: All figures as of December 31, 2023\n\nContents\n\n"
+          "2 Letter from the Board\n\n14 Employees and society")
+NUTS = ("Boots self-locking nuts range from No. 6 up to 1\u20444 inch, the Rol-top ranges from 1\u20444 inch to "
+        "1\u20446 inch, and the bellows type ranges in size from No. 8 up to 3\u20448 inch. Wing-type nuts are made "
+        "of anodized aluminum alloy.")
+
+
+@pytest.mark.parametrize("claim", [
+    "The company had 18,240 employees worldwide at the end of 2023.",
+    "It operated 37 production plants.",
+])
+def test_a_key_figure_alone_on_its_line_takes_the_words_of_the_lines_around_it(claim: str) -> None:
+    assert misplaced(claim, GLANCE) == []
+
+
+@pytest.mark.parametrize(("claim", "figure", "rival"), [
+    ("The company had 37 employees worldwide.", "37", "18240"),
+    ("It operated 18,240 production plants.", "18240", "37"),
+])
+def test_a_key_figure_given_to_another_label_is_still_misplaced(claim: str, figure: str, rival: str) -> None:
+    assert [(m.figure, m.rival) for m in misplaced(claim, GLANCE)] == [(figure, rival)]
+
+
+def test_a_fraction_slash_reads_as_a_slash() -> None:
+    claim = "The bellows type ranges in size from No. 8 up to 3/8 inch."
+    assert missing(claim, extract(claim), facts(NUTS)) == []
+    assert misplaced(claim, NUTS) == []
+    half = "A \u00bd inch washer is used."  # NFKC writes the vulgar fraction as 1, fraction slash, 2
+    assert missing("A 1/2 inch washer is used.", extract("A 1/2 inch washer is used."), facts(half)) == []
+
+
+def test_a_reference_word_before_its_number_ends_no_sentence() -> None:
+    assert "the bellows type ranges in size from No. 8 up to 3\u20448 inch." in sentences(NUTS)[0]
+    assert [(m.figure, m.rival) for m in misplaced("The bellows type ranges in size from No. 6 up to 3/8 inch.", NUTS)] \
+        == [("6", "8")]
+    assert rejoined(["See Fig.", "2 for the layout.", "It was built in 2019.", "5 people use it.", "No.", "Never."]) \
+        == ["See Fig. 2 for the layout.", "It was built in 2019.", "5 people use it.", "No.", "Never."]
+
+
+def test_hostile_layouts_are_judged() -> None:
+    """A passage of 20,000 lone figures, and a chain of 100,000 "No." splits: each judged once,
+    the chain joined in one pass."""
+    lone = "\n".join(str(i) for i in range(20000))
+    assert misplaced("It has 5 plants and 7 sites.", lone) == []
+    chain = rejoined(["No."] + ["1 No."] * 100000)
+    assert len(chain) == 1 and chain[0].count("No.") == 100001
