@@ -95,8 +95,11 @@ def misplaced(claim: str, passage: str) -> list[Misplaced]:
     if not claim_figures or not claim_words:
         return []
     clauses = rejoined(_CLAUSES.split("\n".join(line for line in prepare_lines(passage) if "|" not in line)))
-    windows = [(number, pct, (words | _beside(clauses, k)) & claim_words)
-               for k, clause in enumerate(clauses) for _, number, pct, words in _figures(clause)]
+    windows = []
+    for k, clause in enumerate(clauses):
+        found = _figures(clause)
+        beside = _beside(clauses, k) if found else set()
+        windows += [(number, pct, (words | beside) & claim_words) for _, number, pct, words in found]
     found = []
     for number, pct in sorted(claim_figures):
         own = [len(shared) for n, p, shared in windows if (n, p) == (number, pct)]
