@@ -91,8 +91,8 @@ def cues(text: str) -> int:
 
 
 def _folded(text: str) -> str:
-    """The text as cues are read in: normalised, "n't" and "n'" spelled out, bounds and number
-    signs blanked, "no longer" one "not"."""
+    """The text as cues are read in: normalised, "n't" and "n'" spelled out, the cue word of a
+    bound or a number sign dropped (`_unnegated`), "no longer" one "not"."""
     folded = re.sub(r"\bn'", "ne ", re.sub(r"n't\b", " not", normalise(text)))  # can't, n'est
     return _NOT_NEGATING.sub(_unnegated, folded)
 
