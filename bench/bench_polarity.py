@@ -20,12 +20,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from rag_pipeline.answers import polarity
-from rag_pipeline.common.yaml_io import load_yaml_file
-
 HERE = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(HERE))
+
+from rag_pipeline.answers import polarity  # noqa: E402
+from rag_pipeline.common.yaml_io import load_yaml_file  # noqa: E402
+
 Rule = Callable[[str, Sequence[str]], bool]
 
 
@@ -70,7 +70,6 @@ def score(rule: Rule, pairs: list[tuple[str, str, str, bool]], failures: bool, l
 
 def fitted_pairs() -> list[tuple[str, str, str, bool]]:
     """The pairs the rule was written on: the tests' sentences (test_polarity.py)."""
-    sys.path.insert(0, str(HERE))
     from rag_pipeline_tests.answers import test_polarity as t
 
     found = []

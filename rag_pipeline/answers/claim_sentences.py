@@ -50,7 +50,7 @@ def rejoined(parts: list[str]) -> list[str]:
     groups: list[list[str]] = []
     for part in parts:
         stop = _ENDS_IN_WORD_STOP.search(groups[-1][-1].rstrip()) if groups and part.lstrip()[:1].isdigit() else None
-        if stop and stop.group(1).casefold() in _BEFORE_NUMBER:
+        if stop and _before_its_number(stop.group(1), part.lstrip()):
             groups[-1].append(part.strip())
         else:
             groups.append([part])
@@ -118,7 +118,13 @@ def _ends_sentence(word: str, after: str) -> bool:
     folded = word.casefold()
     if (len(word) == 1 and word.isalpha()) or _DOTTED.fullmatch(word) or folded in _TITLES:
         return False
-    if folded in _BEFORE_NUMBER and after[:1].isdigit():
+    if _before_its_number(word, after):
         return False
     next_word = re.match(r"[^\W\d_]+", after)
     return not (word.isdigit() and next_word is not None and next_word.group().casefold() in _MONTHS)
+
+
+def _before_its_number(word: str, after: str) -> bool:
+    """Whether `word` is a reference word whose full stop stands before its number ("No. 5",
+    "Fig. 2", "odst. 2"), given the text `after` the stop: no sentence ends there."""
+    return word.casefold() in _BEFORE_NUMBER and after[:1].isdigit()
