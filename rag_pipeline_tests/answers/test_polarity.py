@@ -91,15 +91,17 @@ def test_a_bound_keeps_its_words_and_a_number_sign_its_figure() -> None:
     assert not mismatch("Purchases may be made up to the cap; they should not exceed $100.", [CARD])
 
 
-@pytest.mark.parametrize("sentence", [
-    " ".join(["not"] * 20000),
-    "not " + "x " * 50000 + "and not y",
-    ", ".join(f"not w{i}" for i in range(5000)),
-    "(" * 10000 + "not" + ")" * 10000,
-    "",
+@pytest.mark.parametrize(("sentence", "negates"), [
+    (" ".join(["not"] * 20000), True),
+    ("not " + "x " * 50000 + "and not y", True),
+    (", ".join(f"not w{i}" for i in range(5000)), True),
+    ("(" * 10000 + "not" + ")" * 10000, True),
+    ("", False),
 ])
-def test_hostile_sentences_are_judged(sentence: str) -> None:
+def test_hostile_sentences_are_judged(sentence: str, negates: bool) -> None:
     """Huge runs of cues, clause marks and words: every cue reads at most SCOPE words, every
-    clause is read once, so each finishes (no quadratic walk) and gives an answer."""
-    assert mismatch("w1 x y are allowed.", [sentence]) in (True, False)
-    assert mismatch("w1 is not allowed.", [sentence]) in (True, False)
+    clause is read once, so each finishes (no quadratic walk), and is judged by the rule: a
+    sentence that negates what the claim shares with it (or shares nothing: ties count) denies
+    the affirming claim and confirms the negated one; an empty one does the reverse."""
+    assert mismatch("w1 x y are allowed.", [sentence]) is negates
+    assert mismatch("w1 is not allowed.", [sentence]) is not negates
