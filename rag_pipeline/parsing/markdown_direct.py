@@ -46,6 +46,7 @@ from types import SimpleNamespace
 
 from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.markdown_blocks import linear_markdown
+from rag_pipeline.parsing.markdown_dialects import as_paragraph, as_site_shows
 from rag_pipeline.parsing.markdown_front_matter import split_front_matter
 from rag_pipeline.parsing.markdown_source import (
     TOO_DEEP,
@@ -101,25 +102,22 @@ def parse_markdown_file(data: bytes, *, name: str, limits: ParseLimits) -> Parse
     from rag_pipeline.parsing.office.text import decode_text_strict
     from rag_pipeline.parsing.office.version import PARSER_VERSION
 
-    text = decode_text_strict(data, "Markdown")
-    front = split_front_matter(text)
+    decoded = decode_text_strict(data, "Markdown")
+    front = split_front_matter(decoded)
+    text = decoded
     if front is not None:  # site metadata: its title is the document's, its other keys not text
-        text = "\n\n".join([*(_escaped(p) for p in front.prose), front.body])
+        text = "\n\n".join([*(as_paragraph(p) for p in front.prose), front.body])
+    text = as_site_shows(text)  # admonitions, alerts, directives, roles, footnotes (markdown_dialects.py)
     if not text.strip():
         return ParsedDocument(elements=[], parser=PARSER_VERSION, title=front.title if front else None)
     elements = parse_markdown_direct(normalize_markdown(text))
     if elements is None:
         from rag_pipeline.parsing.office import parse_with_unstructured
 
-        parsed = parse_with_unstructured(text.encode("utf-8") if front else data, name=name, kind="markdown", limits=limits)
+        source = data if text == decoded else text.encode("utf-8")
+        parsed = parse_with_unstructured(source, name=name, kind="markdown", limits=limits)
         return replace(parsed, title=front.title) if front and front.title else parsed
     return ParsedDocument(elements=elements, parser=PARSER_VERSION, title=front.title if front else None)
-
-
-def _escaped(prose: str) -> str:
-    """A front-matter description as one Markdown paragraph that reads as written ("# 1" or
-    "- item" at its start is not a heading or a list)."""
-    return re.sub(r"^([#>*+=-]|\d+[.)])", r"\\\1", " ".join(prose.split()))
 
 
 def parse_markdown_direct(text: str) -> list[Element] | None:
