@@ -73,7 +73,7 @@ def normalise(text: str) -> str:
     text = unicodedata.normalize("NFKC", as_indexed(text))
     if "^" in text:
         text = _FOOTNOTE_MARK.sub("", _TEN_TO_THE.sub(lambda m: "1" + "0" * int(m.group(1)), text))
-    text = _DASHES.sub("-", text).replace("\u2044", "/").replace("\u2215", "/")  # fraction and division slash: "3⁄8"
+    text = _DASHES.sub("-", text)  # fraction slashes and number forms: as_indexed (cleaning/safety/number_forms.py)
     text = re.sub(r"[\u2018\u2019\u201a\u201b\u2032]", "'", text)
     text = re.sub(r"[\u201c\u201d\u201e\u201f\u2033]", '"', text)
     return re.sub(r"\s+", " ", text).strip().casefold()

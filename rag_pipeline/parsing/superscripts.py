@@ -6,8 +6,8 @@ Every parser read the superscript as ordinary text, so the index held "USD 1,234
 "Commission3": figures that the document never states (and that the citation checker then
 compared claims with), and words that a search for "Commission" no longer matched. A superscript
 that starts with a digit and follows a letter or digit directly is written after a caret, as
-plain text writes exponents ("10^6", "USD 1,234^1"): the figure and the word keep their own
-terms. Ordinals ("1" + superscript "st") and superscripts after a space are left as they were.
+plain text writes exponents ("10^6", "10^-3", "USD 1,234^1"): the figure and the word keep their
+own terms. Ordinals ("1" + superscript "st") and superscripts after a space are left as they were.
 Each parser applies this where its format marks superscripts: PyMuPDF's span flag, Word's
 `w:vertAlign`, HTML's `<sup>` (also raw HTML inside Markdown).
 """
@@ -19,9 +19,13 @@ from typing import Any
 MARK = "^"
 
 
+_SIGNS = "+-\u2212"  # a signed exponent: "10" + superscript "-3" is 10^-3, not the range "10-3"
+
+
 def marked(before: str, superscript: str) -> str:
     """`superscript` as it joins `before` (the text directly in front of it, any length)."""
-    if superscript[:1].isdigit() and before[-1:].isalnum():
+    digit_first = superscript[:1].isdigit() or (superscript[:1] in _SIGNS and superscript[1:2].isdigit())
+    if digit_first and before[-1:].isalnum():
         return MARK + superscript
     return superscript
 

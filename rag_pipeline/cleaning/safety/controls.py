@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from rag_pipeline.cleaning.safety.number_forms import plain_numbers
+
 # Line-break variants become "\n". This is normalisation, not neutralisation, so it is not
 # counted: CRLF files and form-feed page breaks from PDF extraction are ordinary. A lone CR is
 # still made harmless (it can no longer overwrite a terminal line).
@@ -145,7 +147,8 @@ def _composed(text: str) -> str:
     """NFC, after the removals (a grapheme joiner removed can let two marks compose), Latin
     typographic ligatures spelt out ("\ufb01nal" -> "final"), as the PDF parser already spells them,
     and typographic hyphens and full-width letters and digits written as ASCII: no one types
-    them, and to a stemmer "o\ufb03ce" is not "office" nor "\uff30\uff24\uff26" "PDF"."""
+    them, and to a stemmer "o\ufb03ce" is not "office" nor "\uff30\uff24\uff26" "PDF"; likewise
+    fractions, powers and subscripts (number_forms.py)."""
     if text.isascii():
         return text
     if _LATIN_LIGATURE.search(text):
@@ -155,6 +158,7 @@ def _composed(text: str) -> str:
             text = text.replace(hyphen, "-")
     if _FULL_WIDTH_RUN.search(text):  # a run at a time: one C-level call each, not one per character
         text = _FULL_WIDTH_RUN.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
+    text = plain_numbers(text)  # "½", "3⁄8", "10⁶", "H₂O" as typed: "1/2", "3/8", "10^6", "H2O"
     if unicodedata.is_normalized("NFC", text):
         return text
     # line by line, only the lines that need it (a newline composes with nothing, so this is the

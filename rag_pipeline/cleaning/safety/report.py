@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-SAFETY_VERSION = "safety5"  # safety5: typographic hyphens and full-width ASCII written as ASCII; safety2: keys across element boundaries, PuTTY keys; safety3: issue 22 formats; safety4: every invisible character that splits a word (soft hyphens, bidi marks, fillers)
+SAFETY_VERSION = "safety6"  # safety6: number forms as typed: fractions "1/2", fraction slash "/", superscript powers "10^6", subscripts "H2O", Roman numeral characters (safety/number_forms.py); safety5: typographic hyphens and full-width ASCII written as ASCII; safety2: keys across element boundaries, PuTTY keys; safety3: issue 22 formats; safety4: every invisible character that splits a word (soft hyphens, bidi marks, fillers)
 
 
 @dataclass
