@@ -9,12 +9,16 @@ Markdown that python-markdown's core (tables, fenced_code: unstructured's settin
   `:::{note}` ... `:::`;
 - MyST (Sphinx) directives in fences (```` ```{note} ````, ```` ```{code-block} python ````), roles
   (``{ref}`the title <target>` ``, ``{mod}`ensurepip` ``) and target labels (`(install)=`);
-- footnotes: `text[^1]` and `[^1]: the note`.
+- footnotes: `text[^1]` and `[^1]: the note`;
+- Obsidian and wiki notes: callouts (`> [!faq]- Title`: any type, a title of their own), wiki
+  links (`[[Page|alias]]`, `[[Page#Heading]]`, embeds `![[file]]`), highlights (`==text==`);
+- GitHub's strikethrough (`~~text~~`): deleted text, dropped as HTML's <del> is.
 Read as plain Markdown their markers were indexed as words ("!!! warning", "[!NOTE]", "[^1]",
 "{mod}"), an admonition's body after a blank line and a ```` ```{note} ```` became code, and a
 label line a paragraph of its own. Each now reads as the site shows it: an admonition's title (or
 its type) leads its body, an alert's type labels its text, a role is its shown text, a footnote
-reference leaves no mark and its note is a list item where it was written, a label line is gone.
+reference leaves no mark and its note is a list item where it was written, a label line is gone,
+a wiki link is the text it shows, struck text is not indexed.
 Text inside fenced code and inline code spans is code and stays as written; a container without
 its closing line stays text. One pass over the lines, each body read once (huge files stay linear).
 """
@@ -25,7 +29,7 @@ import re
 
 MAX_NESTING = 16  # admonitions and containers read inside each other; deeper ones stay as written
 _MARKS = re.compile(r"(?m)^(?:!!!|\?\?\?|[ \t>]*\[![A-Za-z]+\]|\s*:::|\s{0,3}(?:`{3,}|~{3,})\s*\{|\(\S+\)=\s*$)"
-                    r"|\[\^[^\]\s]+\]|\{[A-Za-z][\w:.+-]*\}`")
+                    r"|\[\^[^\]\s]+\]|\{[A-Za-z][\w:.+-]*\}`|\[\[|~~[^\s~]|==[^\s=]")
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})[ \t]*(.*?)[ \t]*$")
 _DIRECTIVE = re.compile(r"^\{([A-Za-z][\w:.+-]*)\}[ \t]*(.*)$")
 _ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)((?:[ \t]+[\w-]+)*)(?:[ \t]+"(.*?)")?[ \t]*$')
@@ -39,12 +43,19 @@ _OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?$")
 _INDENTED = re.compile(r"^(?: {4}|\t)")
 _PLAIN_START = re.compile(r"^ {0,3}[^\s#>*+=|<`~:!-]")  # a line that would continue a paragraph
 _NUMBERED = re.compile(r"^ {0,3}\d{1,9}[.)](?:\s|$)")
+# Spans are bounded (SPAN characters): an opener never closed costs a bounded scan, not the rest of
+# its line (a line of 25,000 unclosed "~~x" took 21 s); a longer span stays as written.
+SPAN = 500
+_SPAN = rf".{{1,{SPAN}}}?"
 _INLINE = re.compile(
-    r"(?P<role>\{(?P<name>[A-Za-z][\w:.+-]*)\}(?P<rt>`+)(?P<shown>.+?)(?P=rt)(?!`))"
-    r"|(?P<code>(?P<ct>`+).+?(?P=ct)(?!`))"
-    r"|(?P<ref>\[\^(?P<label>[^\]\s]+)\](?!:))"
-    r"|^(?P<quote>[ \t]{0,3}(?:>[ \t]?)+)\[!(?P<alert>NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*$",
-    re.IGNORECASE,
+    r"(?P<role>\{(?P<name>[A-Za-z][\w:.+-]*)\}(?P<rt>`+)(?P<shown>"
+    + _SPAN + r")(?P=rt)(?!`))"
+    r"|(?P<code>(?P<ct>`+)" + _SPAN + r"(?P=ct)(?!`))"
+    r"|(?P<ref>\[\^(?P<label>[^\[\]\s]+)\](?!:))"
+    r"|^(?P<quote>[ \t]{0,3}(?:>[ \t]?)+)\[!(?P<alert>[A-Za-z][\w-]*)\][+-]?(?:[ \t]+(?P<alert_title>.*?))?[ \t]*$"
+    r"|(?P<wiki>(?P<embed>!?)\[\[(?P<page>(?![:\s])[^\[\]|#\n]*)(?:#(?P<anchor>[^\[\]|\n]*))?(?:\|(?P<alias>[^\[\]\n]*))?\]\])"
+    r"|(?P<struck>(?<!~)~~(?=[^\s~])(?P<struck_text>" + _SPAN + r")(?<=[^\s~])~~(?!~))"
+    r"|(?P<mark>(?<![=\w])==(?=[^\s=])(?P<mark_text>" + _SPAN + r")(?<=[^\s=])==(?![=\w]))"
 )
 _CODE_DIRECTIVES = frozenset({"code", "code-block", "sourcecode", "code-cell"})
 _DROPPED_DIRECTIVES = frozenset({"toctree", "contents", "image", "include", "literalinclude", "raw", "only", "meta"})
@@ -184,10 +195,29 @@ def _inline(line: str, labels: frozenset[str]) -> str:
         if match.group("ref"):
             return "" if match.group("label").casefold() in labels else match.group(0)
         if match.group("alert"):
-            return f"{match.group('quote')}{_title_case(match.group('alert'))}:"
+            title = (match.group("alert_title") or "").strip() or _title_case(match.group("alert"))
+            return f"{match.group('quote')}{title}{'' if title[-1] in '.:?!' else ':'}"
+        if match.group("wiki") is not None:
+            return _wiki_shown(match)
+        if match.group("struck"):  # deleted text, as <del> in HTML: shown struck through, not indexed
+            return f"<del>{match.group('struck_text')}</del>"
+        if match.group("mark"):
+            return match.group("mark_text")
         return match.group(0)
 
-    return _INLINE.sub(rewritten, line) if ("`" in line or "[" in line) else line
+    return _INLINE.sub(rewritten, line) if any(c in line for c in "`[~=") else line
+
+
+def _wiki_shown(match: re.Match[str]) -> str:
+    """What a wiki link shows (Obsidian, Foam, GitHub wikis): its alias, else the page and the
+    heading it points into ("Page > Heading"); an embedded file (`![[diagram.png]]`) shows no text."""
+    if match.group("embed"):
+        return ""
+    alias = (match.group("alias") or "").strip()
+    if alias:
+        return alias
+    page, anchor = match.group("page").strip(), (match.group("anchor") or "").strip().lstrip("^")
+    return " > ".join(part for part in (page, anchor) if part)
 
 
 def _shown(name: str, role_text: str) -> str:

@@ -1,7 +1,7 @@
 """Documentation-site Markdown read as its site shows it (parsing/markdown_dialects.py):
-admonitions of MkDocs, GitHub, Docusaurus, VitePress, Pandoc and MyST lead with their title and
-keep their body as text (not code), roles are their shown text, footnote marks leave no trace and
-their notes stay, label lines are gone; code keeps every marker as written; hostile and huge
+admonitions of MkDocs, GitHub, Obsidian, Docusaurus, VitePress, Pandoc and MyST lead with their title and
+keep their body as text (not code), roles and wiki links are their shown text, footnote marks
+leave no trace and their notes stay, label lines and struck text are gone; code keeps every marker as written; hostile and huge
 input is read in bounded time without recursion errors; a real MyST page of pip's documentation;
 a real sync indexes an admonition's words and none of its markers."""
 
@@ -62,6 +62,16 @@ def _texts(text: str) -> list[str]:
     ("(install)=\n# Install\n\nSee {ref}`the guide <install-guide>` and {mod}`ensurepip`, {pep}`508`.\n",
      ["Install", "See the guide and ensurepip, PEP 508."]),
     ("Call {py:func}`~pkg.module.run` now.\n", ["Call run now."]),
+    # Obsidian callouts: any type, a title of their own, folded or not
+    ("> [!faq]- How long does approval take?\n> Five working days.\n",
+     ["How long does approval take? Five working days."]),
+    ("> [!abstract] Summary\n> Costs fell.\n", ["Summary: Costs fell."]),
+    # wiki links show their alias, or the page and heading; an embedded file shows nothing
+    ("See [[Procurement policy|the procurement policy]], [[Security review#Scope]] and [[Travel]].\n\n![[chart.png]]\n",
+     ["See the procurement policy, Security review > Scope and Travel."]),
+    # struck text is deleted text (as HTML's <del>); a highlight is its text
+    ("The deadline is ~~5 May~~ 7 May. The ==fee is EUR 40== per request.\n",
+     ["The deadline is 7 May. The fee is EUR 40 per request."]),
     # footnotes: the mark leaves no trace, the note stays where it was written
     ("Kept 7 years[^1] in the archive[^arch].\n\n[^1]: By law.\n[^arch]: Building B.\n",
      ["Kept 7 years in the archive.", "By law.", "Building B."]),
@@ -82,7 +92,8 @@ def test_admonitions_and_directive_bodies_are_text_not_code() -> None:
     # inside fenced code and code spans every marker is code, as written
     ('```markdown\n!!! note "Title"\n    body\n> [!NOTE]\n:::tip\nx\n:::\n(label)=\nA[^1] {ref}`x`\n```\n\n[^1]: note\n',
      ['!!! note "Title"', "> [!NOTE]", ":::tip", "(label)=", "A[^1] {ref}`x`"]),
-    ("Write `!!! note` or `[^1]` or `{ref}`.\n\n[^1]: a note\n", ["!!! note", "[^1]", "{ref}"]),
+    ("Write `!!! note` or `[^1]` or `{ref}` or `~~old~~` or `[[Page]]`.\n\n[^1]: a note\n",
+     ["!!! note", "[^1]", "{ref}", "~~old~~", "[[Page]]"]),
     ("~~~\n```{note}\nnot a directive here\n```\n~~~\n", ["```{note}\nnot a directive here"]),
 ])
 def test_code_keeps_every_marker(text: str, kept: list[str]) -> None:
@@ -93,9 +104,11 @@ def test_code_keeps_every_marker(text: str, kept: list[str]) -> None:
 
 def test_what_only_looks_like_dialect_markup_stays_text() -> None:
     # an unclosed container, a reference to no footnote, an unknown alert, a colon line of prose
-    text = ":::tip\nNever closed.\n\nA ref[^nowhere] here.\n\n> [!QUESTION]\n> Why?\n\nRatio 3:::4 holds.\n"
+    text = (":::tip\nNever closed.\n\nA ref[^nowhere] here.\n\nA quote that says [!x] later.\n\nRatio 3:::4 holds.\n\n"
+            "The class [[:alnum:]] matches, a == b and x==y hold, ~~ spaced ~~ stays.\n")
     joined = " ".join(_texts(text))
-    assert ":::tip" in joined and "[^nowhere]" in joined and "[!QUESTION]" in joined and "3:::4" in joined
+    for kept in (":::tip", "[^nowhere]", "[!x]", "3:::4", "[[:alnum:]]", "a == b", "x==y", "~~ spaced ~~"):
+        assert kept in joined, kept
     assert as_site_shows("Plain text, nothing to do.\n") == "Plain text, nothing to do.\n"
 
 
@@ -113,6 +126,9 @@ def test_hostile_and_huge_dialect_markup_is_read_whole() -> None:
     refs = "word[^1] " * 500_000 + "\n\n[^1]: the note\n"
     out = as_site_shows(refs)
     assert "[^1]" not in out and out.count("word") == 500_000 and "the note" in out
+    for opener in ("~~x ", "==x ", "[^x", "[[x "):  # openers never closed: each line read once
+        line = opener * 25_000
+        assert as_site_shows(f"[^1]: a note\n\n{line}\n").endswith(f"\n{line}\n"), opener
     texts = _texts('!!! note "Huge"\n' + "    a sentence of the body.\n" * 50_000)
     assert texts[0].startswith("Huge: a sentence of the body.") and texts[0].count("sentence") == 50_000
 
