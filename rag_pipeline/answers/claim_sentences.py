@@ -16,7 +16,13 @@ bullets without full stops ran together into one claim citing every chunk of the
   `!`, `?` and `…` end one as they stand;
 - a heading, a whole-line emphasis ("**Leave policy**"), a lead-in ending in ":" or a question
   asserts nothing: without a citation marker it is not a claim (it stays in the recorded answer
-  text).
+  text);
+- Markdown as generators write it: each row of a table is a claim of its own, read without its
+  pipes ("Prague; EUR 120"), its header row and delimiter row no claim; a quote (`> `) starts a
+  block, its markers not part of the claim; a sentence may open with emphasis or code ("**Taxis**
+  are ...", "`sync` runs ..."); a full stop inside a code span ends nothing;
+- a list of sources (markers under a label of one or two words, "Sources:", "**References**", or
+  markers with no words, each on its own bullet) is no claim, and its markers cite none.
 """
 
 from __future__ import annotations
@@ -26,7 +32,10 @@ from bisect import bisect_left, bisect_right
 
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*•‣◦+]|\d{1,3}[.)]|[a-zA-Z][.)]|[ivxIVX]{1,5}[.)])[ \t]+(?=\S)")
 _HEADING = re.compile(r"[ \t]*#{1,6}[ \t]+")
-_CANDIDATE = re.compile(r"(?P<stop>[.!?…])[\"')\]”’»]*\s+(?=[\"'(\[“‘«]?[A-Z0-9\u00c0-\u024f])")
+_CANDIDATE = re.compile(r"(?P<stop>[.!?…])[\"')\]”’»*_`]*\s+(?=[\"'(\[“‘«*_]{0,3}(?:[A-Z0-9\u00c0-\u024f]|`[^\s`]))")
+_QUOTE = re.compile(r"[ \t]{0,3}(?:>[ \t]?)+")
+_TABLE_DELIMITER = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*")
+_CODE_SPAN = re.compile(r"`[^`\n]{1,500}`")
 _DOTTED = re.compile(r"(?:[^\W\d_]{1,4}\.)+[^\W\d_]{1,4}")
 # abbreviations that never end a sentence in an answer's prose (English, German, French, Czech)
 _TITLES = frozenset("mr mrs ms dr prof st jr sr inc ltd co corp bros gen gov rep sen approx dept vs cf "
@@ -40,6 +49,10 @@ _NOT_A_CLAIM = re.compile(r"[ \t]*#{1,6}[ \t].*|[ \t]*(?:\*\*|__)[^*_\n]+(?:\*\*
                           re.DOTALL)
 
 
+# A list of sources, not a claim: markers under a label of one or two words ("Sources:",
+# "**References**", "## Zdroje") or with no words at all ("- [chunk 5]", "1. [chunk 5]"), with their bullets
+_LABEL = r"[^\W\d_]+(?:[ \t]+[^\W\d_]+)?"
+_SOURCES = re.compile(rf"(?:[\W_]|\d{{1,3}}[.)])*|[ \t]*(?:#{{1,6}}[ \t]+{_LABEL}|(?:\*\*|__){_LABEL}(?:\*\*|__)|{_LABEL}[ \t]*:)[\W_]*")
 _ENDS_IN_WORD_STOP = re.compile(r"(?:^|\W)(\w+)\.$")
 
 
@@ -57,45 +70,113 @@ def rejoined(parts: list[str]) -> list[str]:
     return [group[0] if len(group) == 1 else " ".join(p.strip() for p in group) for group in groups]
 
 
-def claim_spans(plain: str, markers: list[int]) -> list[tuple[int, int]]:
-    """(start, end) of each claim of answer text whose citation markers were blanked out
-    (`markers`: where each stood); see the module docstring for the rules."""
+def claim_spans(plain: str, markers: list[int]) -> list[tuple[int, int, bool]]:
+    """(start, end, is_claim) of each span of answer text whose citation markers were blanked
+    out (`markers`: where each stood), in `shown(plain)`; see the module docstring for the rules.
+    A span that is not a claim is a list of sources: the markers in it cite no claim."""
     spans, ordered = [], sorted(markers)
-    for start, end, heading in _blocks(plain):
-        for s, e in ([(start, end)] if heading else _sentences(plain, start, end)):
-            s += len(plain[s:e]) - len(plain[s:e].lstrip())
-            e = s + len(plain[s:e].rstrip())
+    text = shown(plain)
+    for start, end, kind in _blocks(plain):
+        for s, e in ([(start, end)] if kind != "text" else _sentences(text, start, end)):
+            s += len(text[s:e]) - len(text[s:e].lstrip())
+            e = s + len(text[s:e].rstrip())
             marked = bisect_right(ordered, e + 1) > bisect_left(ordered, s)  # a marker inside or right after it
-            if e > s and (marked or not _NOT_A_CLAIM.fullmatch(plain[s:e])):
-                spans.append((s, e))
+            if e > s and marked and _SOURCES.fullmatch(text[s:e]):
+                spans.append((s, e, False))
+            elif e > s and (marked or (kind != "table header" and not _NOT_A_CLAIM.fullmatch(text[s:e]))):
+                spans.append((s, e, True))
     return spans
 
 
-def _blocks(text: str) -> list[tuple[int, int, bool]]:
-    """(start, end, is_heading) of each paragraph, list item or heading, markers stripped."""
-    blocks: list[tuple[int, int, bool]] = []
+def shown(plain: str) -> str:
+    """`plain` with the Markdown that is no part of a claim blanked out, offsets kept: quote
+    markers at line starts, table rows' edge pipes (inner ones read as "; ") and delimiter rows."""
+    if ">" not in plain and "|" not in plain:
+        return plain
+    lines = plain.splitlines(keepends=True)
+    table = _table_lines(lines)
+    out = []
+    for i, line in enumerate(lines):
+        quote = _QUOTE.match(line) if ">" in line else None
+        if quote:
+            line = " " * quote.end() + line[quote.end():]
+        if i in table:
+            line = " " * len(line.rstrip("\r\n")) + line[len(line.rstrip("\r\n")):] if table[i] == "delimiter" else _row(line)
+        out.append(line)
+    return "".join(out)
+
+
+def _row(line: str) -> str:
+    """A table row's cells apart: edge pipes blank, inner ones a semicolon ("Prague; EUR 120")."""
+    body = line.rstrip("\r\n")
+    inner = body.strip()
+    lead = len(body) - len(body.lstrip())
+    if inner.startswith("|"):
+        inner, lead = " " + inner[1:], lead
+    if inner.endswith("|") and len(inner) > 1:
+        inner = inner[:-1] + " "
+    cells = re.sub(r"(?<!\\)\|", ";", inner)
+    return " " * lead + cells + " " * (len(body) - lead - len(inner)) + line[len(body):]
+
+
+def _table_lines(lines: list[str]) -> dict[int, str]:
+    """Line index -> "header", "delimiter" or "row" for each Markdown table: a delimiter row
+    under a header row holding a pipe, then the rows holding one, up to a blank line."""
+    found: dict[int, str] = {}
+    i = 1
+    while i < len(lines):
+        if "|" in lines[i - 1] and "-" in lines[i] and _TABLE_DELIMITER.fullmatch(lines[i].rstrip("\r\n")):
+            found[i - 1], found[i] = "header", "delimiter"
+            i += 1
+            while i < len(lines) and lines[i].strip() and "|" in lines[i]:
+                found[i] = "row"
+                i += 1
+        i += 1
+    return found
+
+
+def _blocks(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of each paragraph or list item ("text"), heading, table row or table
+    header, markers stripped. A quote starts a block; its lines continue it."""
+    blocks: list[tuple[int, int, str]] = []
     start: int | None = None
     offset = 0
-    for line in text.splitlines(keepends=True):
+    lines = text.splitlines(keepends=True)
+    table = _table_lines(lines) if "|" in text else {}
+    quoted = False
+    for i, line in enumerate(lines):
         body = line.rstrip("\r\n")
-        item, heading = _LIST_ITEM.match(body), _HEADING.match(body)
-        if not body.strip() or item or heading:
+        quote = _QUOTE.match(body) if ">" in body else None
+        inner = body[quote.end():] if quote else body
+        item, heading = _LIST_ITEM.match(inner), _HEADING.match(inner)
+        starts_quote = quote is not None and not quoted
+        if not inner.strip() or item or heading or starts_quote or i in table:
             if start is not None:
-                blocks.append((start, offset, False))
+                blocks.append((start, offset, "text"))
                 start = None
-        if heading:
-            blocks.append((offset, offset + len(body), True))
-        elif body.strip():
-            start = offset + (item.end() if item else 0) if start is None else start
+        quoted = quote is not None and bool(inner.strip())
+        skip = (quote.end() if quote else 0) + (item.end() if item else 0)
+        if i in table:
+            if table[i] != "delimiter":
+                blocks.append((offset, offset + len(body), "table header" if table[i] == "header" else "row"))
+        elif heading:
+            blocks.append((offset + skip, offset + len(body), "heading"))
+        elif inner.strip():
+            start = offset + skip if start is None else start
         offset += len(line)
     if start is not None:
-        blocks.append((start, len(text), False))
+        blocks.append((start, len(text), "text"))
     return blocks
 
 
 def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
     found, begin = [], start
+    code = [m.span() for m in _CODE_SPAN.finditer(text, start, end)] if "`" in text[start:end] else []
+    code_starts = [a for a, _ in code]
     for match in _CANDIDATE.finditer(text, start, end):
+        inside = bisect_left(code_starts, match.start()) - 1  # the last code span starting before the stop
+        if inside >= 0 and match.start() < code[inside][1]:
+            continue  # a full stop inside a code span (`config.yaml. Then`) ends nothing
         if match.group("stop") == "." and not _ends_sentence(_word_before(text, match.start(), begin),
                                                             text[match.end():min(end, match.end() + 40)]):
             continue

@@ -1,7 +1,8 @@
 """Plain-text answers split into the claims their writer meant (answers/claim_sentences.py):
 abbreviations, initials, reference words and dated ordinals stay inside their sentence; list
-items, paragraphs and headings end one; headings, lead-ins and questions are not claims unless
-they carry a marker; huge and hostile answers split in linear time or are refused by their limit.
+items, paragraphs, quotes, table rows and headings end one (a table row read without its pipes);
+headings, table headers, lead-ins and questions are not claims unless they carry a marker, and a
+list of sources is none even then; huge and hostile answers split in linear time or are refused by their limit.
 The verdict on such an answer through the CLI, on real syncs: test_verify.py."""
 
 from __future__ import annotations
@@ -40,6 +41,30 @@ def _claims(text: str) -> list[tuple[str, list[int]]]:
     # a marker keeps a heading or a lead-in as a claim: the writer cited it
     ("## Hotels cost EUR 140 [chunk 3]\nThe rules follow: [chunk 4]",
      [("## Hotels cost EUR 140", [3]), ("The rules follow:", [4])]),
+    # Markdown tables: a claim per row, read without pipes; header and delimiter rows are no claims
+    ("Caps per night:\n\n| City | Hotel cap |\n|---|:---:|\n| Prague | EUR 120 [chunk 5] |\n| Vienna | EUR 140 [chunk 6] |\n",
+     [("Prague; EUR 120", [5]), ("Vienna; EUR 140", [6])]),
+    ("City | Cap\n--- | ---\nBrno | EUR 90 [chunk 11]\nLinz | EUR 95\n\nMeals are extra [chunk 12].",
+     [("Brno; EUR 90", [11]), ("Linz; EUR 95", []), ("Meals are extra.", [12])]),
+    # a quote starts a block and its lines continue it, markers off
+    ("Taxis are reimbursed [chunk 7].\n> Hotels need approval\n> by the manager [chunk 8].\n>\n> Meals are extra [chunk 9].",
+     [("Taxis are reimbursed.", [7]), ("Hotels need approval by the manager.", [8]), ("Meals are extra.", [9])]),
+    ("> - Employees get 25 days [chunk 5]\n> - Managers approve [chunk 6]",
+     [("Employees get 25 days", [5]), ("Managers approve", [6])]),
+    # sentences opening with emphasis or code; a full stop inside code ends nothing
+    ("Trips need approval [chunk 1]. **Taxis** are reimbursed [chunk 2]. `sync` runs nightly [chunk 3].",
+     [("Trips need approval.", [1]), ("**Taxis** are reimbursed.", [2]), ("`sync` runs nightly.", [3])]),
+    ("Edit `config.yaml. Then` restart the service [chunk 4]. It reloads [chunk 5].",
+     [("Edit `config.yaml. Then` restart the service.", [4]), ("It reloads.", [5])]),
+    # a list of sources is no claim, and its markers cite none of the claims above it
+    ("Hotels cost EUR 140 [chunk 5]. Taxis are reimbursed [chunk 6].\n\nSources: [chunk 5], [chunk 6]",
+     [("Hotels cost EUR 140.", [5]), ("Taxis are reimbursed.", [6])]),
+    ("Hotels cost EUR 140 [chunk 5].\n\n**References**\n- [chunk 5]\n- [chunk 9]",
+     [("Hotels cost EUR 140.", [5])]),
+    ("Hotels cost EUR 140 [chunk 5].\n\n## Zdroje\n\n1. [chunk 5]\n2. [chunk 9]\n", [("Hotels cost EUR 140.", [5])]),
+    # a one-word claim is still a claim; a marker alone after a claim's paragraph still cites it
+    ("Approved [chunk 4].", [("Approved.", [4])]),
+    ("Hotels cost EUR 140 a night.\n\n[chunk 5]", [("Hotels cost EUR 140 a night.", [5])]),
 ])
 def test_an_answer_splits_into_the_claims_its_writer_meant(text: str, claims: list) -> None:
     assert _claims(text) == claims
@@ -56,6 +81,11 @@ def test_an_uncited_sentence_is_still_a_claim() -> None:
     ". " * 500_000,
     "\n" * 1_000_000,
     "- " * 500_000,
+    "> " * 500_000,
+    "|" * 1_000_000,
+    "| a |\n|---|\n" + "| x [chunk 5] |\n" * 60_000,  # a table of 60,000 cited rows: the claim limit
+    "| a |\n" + "-" * 1_000_000 + "x\n",
+    ("`a. B" * 200_000),
 ])
 def test_a_huge_hostile_answer_is_split_or_refused_without_hanging(text: str) -> None:
     try:
