@@ -17,8 +17,9 @@ bullets without full stops ran together into one claim citing every chunk of the
 - a heading, a whole-line emphasis ("**Leave policy**"), a lead-in ending in ":" or a question
   asserts nothing: without a citation marker it is not a claim (it stays in the recorded answer
   text);
-- Markdown as generators write it: each row of a table is a claim of its own, read without its
-  pipes ("Prague; EUR 120"), its header row and delimiter row no claim; a quote (`> `) starts a
+- Markdown as generators write it: each row of a table is a claim of its own, its cells read under
+  their headers ("City: Prague; Hotel cap: EUR 120": what its figures are, as the table said), its
+  header row and delimiter row no claim; a quote (`> `) starts a
   block, its markers not part of the claim; a sentence may open with emphasis or code ("**Taxis**
   are ...", "`sync` runs ..."); a full stop inside a code span ends nothing;
 - a list of sources (markers under a label of one or two words, "Sources:", "**References**", or
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from typing import NamedTuple
 
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*•‣◦+]|\d{1,3}[.)]|[a-zA-Z][.)]|[ivxIVX]{1,5}[.)])[ \t]+(?=\S)")
 _HEADING = re.compile(r"[ \t]*#{1,6}[ \t]+")
@@ -70,25 +72,53 @@ def rejoined(parts: list[str]) -> list[str]:
     return [group[0] if len(group) == 1 else " ".join(p.strip() for p in group) for group in groups]
 
 
-def claim_spans(plain: str, markers: list[int]) -> list[tuple[int, int, bool]]:
-    """(start, end, is_claim) of each span of answer text whose citation markers were blanked
-    out (`markers`: where each stood), in `shown(plain)`; see the module docstring for the rules.
-    A span that is not a claim is a list of sources: the markers in it cite no claim."""
+class Span(NamedTuple):
+    start: int
+    end: int
+    is_claim: bool  # False: a list of sources, whose markers cite no claim
+    text: str  # the claim as read: whitespace runs one space, a table row's cells under their headers
+
+
+def claim_spans(plain: str, markers: list[int]) -> list[Span]:
+    """Each span of answer text whose citation markers were blanked out (`markers`: where each
+    stood); see the module docstring for the rules."""
     spans, ordered = [], sorted(markers)
-    text = shown(plain)
+    text = _shown(plain)
     for start, end, kind in _blocks(plain):
         for s, e in ([(start, end)] if kind != "text" else _sentences(text, start, end)):
             s += len(text[s:e]) - len(text[s:e].lstrip())
             e = s + len(text[s:e].rstrip())
             marked = bisect_right(ordered, e + 1) > bisect_left(ordered, s)  # a marker inside or right after it
+            read = _labelled(plain[s:e], kind[1]) if isinstance(kind, tuple) else _read(text[s:e])
             if e > s and marked and _SOURCES.fullmatch(text[s:e]):
-                spans.append((s, e, False))
+                spans.append(Span(s, e, False, read))
             elif e > s and (marked or (kind != "table header" and not _NOT_A_CLAIM.fullmatch(text[s:e]))):
-                spans.append((s, e, True))
+                spans.append(Span(s, e, True, read))
     return spans
 
 
-def shown(plain: str) -> str:
+def _read(span: str) -> str:
+    """One space per whitespace run, none before punctuation ("department [chunk 51]." with its
+    marker blanked reads "department.")."""
+    return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(span.split()))
+
+
+def _labelled(row: str, header: str) -> str:
+    """A table row as a claim: each cell under its column's header ("City: Berlin; Hotel cap: EUR
+    140"), so the claim names what its figures are, as the row did in its table."""
+    cells, names = _cells(row), _cells(header)
+    return "; ".join(f"{name}: {cell}" if name and name != cell else cell
+                     for name, cell in zip([*names, *[""] * len(cells)], cells) if cell)
+
+
+def _cells(row: str) -> list[str]:
+    inner = row.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return [_read(cell) for cell in re.split(r"(?<!\\)\|", inner)]
+
+
+def _shown(plain: str) -> str:
     """`plain` with the Markdown that is no part of a claim blanked out, offsets kept: quote
     markers at line starts, table rows' edge pipes (inner ones read as "; ") and delimiter rows."""
     if ">" not in plain and "|" not in plain:
@@ -119,26 +149,29 @@ def _row(line: str) -> str:
     return " " * lead + cells + " " * (len(body) - lead - len(inner)) + line[len(body):]
 
 
-def _table_lines(lines: list[str]) -> dict[int, str]:
-    """Line index -> "header", "delimiter" or "row" for each Markdown table: a delimiter row
-    under a header row holding a pipe, then the rows holding one, up to a blank line."""
-    found: dict[int, str] = {}
+def _table_lines(lines: list[str]) -> dict[int, str | tuple[str, str]]:
+    """Line index -> "header", "delimiter" or ("row", its header line) for each Markdown table:
+    a delimiter row under a header row holding a pipe, then the rows holding one, up to a blank
+    line."""
+    found: dict[int, str | tuple[str, str]] = {}
     i = 1
     while i < len(lines):
         if "|" in lines[i - 1] and "-" in lines[i] and _TABLE_DELIMITER.fullmatch(lines[i].rstrip("\r\n")):
+            header = lines[i - 1].rstrip("\r\n")
             found[i - 1], found[i] = "header", "delimiter"
             i += 1
             while i < len(lines) and lines[i].strip() and "|" in lines[i]:
-                found[i] = "row"
+                found[i] = ("row", header)
                 i += 1
         i += 1
     return found
 
 
-def _blocks(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, kind) of each paragraph or list item ("text"), heading, table row or table
-    header, markers stripped. A quote starts a block; its lines continue it."""
-    blocks: list[tuple[int, int, str]] = []
+def _blocks(text: str) -> list[tuple[int, int, str | tuple[str, str]]]:
+    """(start, end, kind) of each paragraph or list item ("text"), heading, table header or
+    table row (("row", its header line)), markers stripped. A quote starts a block; its lines
+    continue it."""
+    blocks: list[tuple[int, int, str | tuple[str, str]]] = []
     start: int | None = None
     offset = 0
     lines = text.splitlines(keepends=True)
@@ -158,7 +191,7 @@ def _blocks(text: str) -> list[tuple[int, int, str]]:
         skip = (quote.end() if quote else 0) + (item.end() if item else 0)
         if i in table:
             if table[i] != "delimiter":
-                blocks.append((offset, offset + len(body), "table header" if table[i] == "header" else "row"))
+                blocks.append((offset, offset + len(body), "table header" if table[i] == "header" else table[i]))
         elif heading:
             blocks.append((offset + skip, offset + len(body), "heading"))
         elif inner.strip():

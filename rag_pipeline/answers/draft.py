@@ -16,7 +16,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_pipeline.answers.claim_sentences import claim_spans, shown
+from rag_pipeline.answers.claim_sentences import claim_spans
 from rag_pipeline.errors import UsageError
 
 MAX_ANSWER_BYTES = 1024 * 1024  # a long answer is a few KB; far above any, far below a memory problem
@@ -172,18 +172,16 @@ def split_text(text: str) -> list[Claim]:
             raise AnswerError(f"marker {match.group()!r} names no chunk id")
         markers.append((match.start(), [_marker_id(i, match.group()) for i in ids]))
     plain = _MARKER.sub(lambda m: " " * len(m.group()), text)  # offsets stay those of the text
-    read = shown(plain)  # quote markers and table pipes blanked, offsets kept
-    spans = [(start, re.sub(r"\s+([.,;:!?])", r"\1", " ".join(read[start:end].split())), is_claim)  # "department [chunk 51]." -> "department."
-             for start, end, is_claim in claim_spans(plain, [position for position, _ in markers])]
+    spans = claim_spans(plain, [position for position, _ in markers])
     if len(spans) > MAX_CLAIMS:
         raise AnswerError(f"the answer text has {len(spans):,} sentences; the limit is {MAX_CLAIMS}")
     cited: list[list[Citation]] = [[] for _ in spans]
-    starts = [start for start, _, _ in spans]
+    starts = [span.start for span in spans]
     for position, ids in markers:
         if spans:  # the last claim (or list of sources) that starts before the marker, or the first
             cited[max(bisect_left(starts, position) - 1, 0)].extend(Citation(i) for i in ids)
     claims = []
-    for (_, body, is_claim), citations in zip(spans, cited):
+    for (_, _, is_claim, body), citations in zip(spans, cited):
         if not is_claim:  # a list of sources: its markers cite no claim
             continue
         if len(body) > MAX_CLAIM_CHARS:

@@ -43,9 +43,9 @@ def _claims(text: str) -> list[tuple[str, list[int]]]:
      [("## Hotels cost EUR 140", [3]), ("The rules follow:", [4])]),
     # Markdown tables: a claim per row, read without pipes; header and delimiter rows are no claims
     ("Caps per night:\n\n| City | Hotel cap |\n|---|:---:|\n| Prague | EUR 120 [chunk 5] |\n| Vienna | EUR 140 [chunk 6] |\n",
-     [("Prague; EUR 120", [5]), ("Vienna; EUR 140", [6])]),
+     [("City: Prague; Hotel cap: EUR 120", [5]), ("City: Vienna; Hotel cap: EUR 140", [6])]),
     ("City | Cap\n--- | ---\nBrno | EUR 90 [chunk 11]\nLinz | EUR 95\n\nMeals are extra [chunk 12].",
-     [("Brno; EUR 90", [11]), ("Linz; EUR 95", []), ("Meals are extra.", [12])]),
+     [("City: Brno; Cap: EUR 90", [11]), ("City: Linz; Cap: EUR 95", []), ("Meals are extra.", [12])]),
     # a quote starts a block and its lines continue it, markers off
     ("Taxis are reimbursed [chunk 7].\n> Hotels need approval\n> by the manager [chunk 8].\n>\n> Meals are extra [chunk 9].",
      [("Taxis are reimbursed.", [7]), ("Hotels need approval by the manager.", [8]), ("Meals are extra.", [9])]),

@@ -113,6 +113,24 @@ def test_a_correct_answer_written_as_a_markdown_list_is_verified_claim_by_item(c
     assert out["verdict"] == "verified"
 
 
+def test_a_correct_answer_with_a_table_a_quote_and_a_list_of_sources_is_verified(capsys, demo, tmp_path: Path) -> None:
+    """Markdown as generators write it: a claim per table row (its header none), a quote, and a
+    list of sources at the end that is no claim (it had been one, "Sources:", judged unsupported)."""
+    config, url = demo
+    searched = _search(capsys, config)
+    approval = _chunk(url, POLICY, "head of department")
+    rates = _chunk(url, POLICY, "| Berlin |")
+    text = (f"| City | Hotel cap |\n|---|---|\n| Berlin | EUR 140 a night [chunk {rates}] |\n\n"
+            f"> A business trip abroad must be approved in advance\n> by the head of department [chunk {approval}].\n\n"
+            f"**Sources**\n- [chunk {rates}]\n- [chunk {approval}]\n")
+    code, out = _verify(capsys, config, tmp_path, {"log_id": searched["log_id"], "text": text})
+    assert code == 0, out
+    assert [(c["text"], c["status"]) for c in out["claims"]] == [
+        ("City: Berlin; Hotel cap: EUR 140 a night", "supported"),
+        ("A business trip abroad must be approved in advance by the head of department.", "supported")], out["claims"]
+    assert out["verdict"] == "verified"
+
+
 def test_a_quote_with_an_ellipsis_stands_and_a_reordered_one_does_not(capsys, demo, tmp_path: Path) -> None:
     config, url = demo
     searched = _search(capsys, config)
