@@ -10,6 +10,9 @@ Markdown that python-markdown's core (tables, fenced_code: unstructured's settin
 - MyST (Sphinx) directives in fences (```` ```{note} ````, ```` ```{code-block} python ````), roles
   (``{ref}`the title <target>` ``, ``{mod}`ensurepip` ``) and target labels (`(install)=`);
 - footnotes: `text[^1]` and `[^1]: the note`;
+- MkDocs Material's content tabs (`=== "Linux"` over an indented body), pymdownx snippets
+  (`--8<-- "file.md"`: a file the site includes, no text of this one) and abbreviations
+  (`*[HTML]: Hyper Text Markup Language`: a tooltip, kept as a list item);
 - Obsidian and wiki notes: callouts (`> [!faq]- Title`: any type, a title of their own), wiki
   links (`[[Page|alias]]`, `[[Page#Heading]]`, embeds `![[file]]`), highlights (`==text==`);
 - GitHub's strikethrough (`~~text~~`): deleted text, dropped as HTML's <del> is.
@@ -28,11 +31,14 @@ from __future__ import annotations
 import re
 
 MAX_NESTING = 16  # admonitions and containers read inside each other; deeper ones stay as written
-_MARKS = re.compile(r"(?m)^(?:!!!|\?\?\?|[ \t>]*\[![A-Za-z]+\]|\s*:::|\s{0,3}(?:`{3,}|~{3,})\s*\{|\(\S+\)=\s*$)"
+_MARKS = re.compile(r"(?m)^(?:!!!|\?\?\?|===|[ \t]*-+8<|\*\[|[ \t>]*\[![A-Za-z]+\]|\s*:::|\s{0,3}(?:`{3,}|~{3,})\s*\{|\(\S+\)=\s*$)"
                     r"|\[\^[^\]\s]+\]|\{[A-Za-z][\w:.+-]*\}`|\[\[|~~[^\s~]|==[^\s=]")
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})[ \t]*(.*?)[ \t]*$")
 _DIRECTIVE = re.compile(r"^\{([A-Za-z][\w:.+-]*)\}[ \t]*(.*)$")
 _ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)((?:[ \t]+[\w-]+)*)(?:[ \t]+"(.*?)")?[ \t]*$')
+_TAB = re.compile(r'^===[!+]?[ \t]+"(.*?)"[ \t]*$')  # MkDocs Material's content tab, its label quoted
+_SNIPPET = re.compile(r"^[ \t]*-{1,}8<-{1,}[ \t]*(?:\S.*)?$")  # pymdownx.snippets: a file included by the site
+_ABBREVIATION = re.compile(r"^\*\[([^\]\n]+)\]:[ \t]*(.*)$")
 _CONTAINER = re.compile(r"^ {0,3}(:{3,})[ \t]*(\S.*?)[ \t]*$")
 _CONTAINER_END = re.compile(r"^ {0,3}(:{3,})[ \t]*$")
 _CONTAINER_INFO = re.compile(r"^\{?\.?([\w-]+)\}?(?:[ \t]*\[(.*)\]|[ \t]+(.*))?$")
@@ -110,12 +116,20 @@ class _Blocks:
         line = lines[i]
         if fence := _FENCE.match(line):
             return self._fenced(lines, i, fence, out)
-        if admonition := _ADMONITION.match(line):
+        if (admonition := _ADMONITION.match(line)) or (tab := _TAB.match(line)):
             end = _indented_end(lines, i + 1)
             body = [_dedent(x) for x in lines[i + 1:end]]
-            kind, title = admonition.group(1), admonition.group(3)
-            self._titled(title if title is not None else _title_case(kind), body, out)
+            if admonition:
+                kind, title = admonition.group(1), admonition.group(3)
+                self._titled(title if title is not None else _title_case(kind), body, out)
+            else:  # a content tab: its label leads its body, as the tab shows it
+                self._titled(tab.group(1), body, out)
             return end
+        if _SNIPPET.match(line):
+            return _snippet_end(lines, i)
+        if abbreviation := _ABBREVIATION.match(line):  # shown as a tooltip; what it expands to is text
+            out.extend(["", f"- {abbreviation.group(1).strip()}: {_inline(abbreviation.group(2), self.labels)}"])
+            return i + 1
         if i in ends and (container := _CONTAINER.match(line)):
             self._container(container.group(2), lines[i + 1:ends[i]], out)
             return ends[i] + 1
@@ -251,6 +265,19 @@ def _indented_end(lines: list[str], i: int) -> int:
         elif lines[j].strip():
             break
     return end
+
+
+def _snippet_end(lines: list[str], i: int) -> int:
+    """The line after a snippet include at line i: its own line, or (a bare `--8<--` opening a
+    block of file names) up to the block's closing `--8<--`, when there is one before a blank line."""
+    if lines[i].strip().strip("-8<"):
+        return i + 1
+    for j in range(i + 1, min(len(lines), i + 1 + 100)):
+        if _SNIPPET.match(lines[j]):
+            return j + 1
+        if not lines[j].strip():
+            break
+    return i + 1
 
 
 def _container_ends(lines: list[str]) -> dict[int, int]:

@@ -42,6 +42,12 @@ def _texts(text: str) -> list[str]:
      ["Data loss: Never run it twice.", "It drops the table."]),
     # a body opening with a list keeps its title as a paragraph, the list as list items
     ('!!! info "Supported"\n    - PostgreSQL 16\n    - PostgreSQL 17\n', ["Supported", "PostgreSQL 16", "PostgreSQL 17"]),
+    # MkDocs Material content tabs (a body after a blank line was code), snippets, abbreviations
+    ('=== "Linux"\n\n    Run the package manager.\n\n=== "Windows"\n    Run the installer.\n',
+     ["Linux: Run the package manager.", "Windows: Run the installer."]),
+    ('--8<-- "includes/abbreviations.md"\n\nBody.\n\n--8<--\nheader.md\nfooter.md\n--8<--\n', ["Body."]),
+    ("The HTML export is on.\n\n*[HTML]: Hyper Text Markup Language\n",
+     ["The HTML export is on.", "HTML: Hyper Text Markup Language"]),
     # GitHub alerts
     ("> [!NOTE]\n> Keys rotate every 90 days.\n", ["Note: Keys rotate every 90 days."]),
     ("> [!caution]\n> Do not force-push.\n", ["Caution: Do not force-push."]),
@@ -103,11 +109,14 @@ def test_code_keeps_every_marker(text: str, kept: list[str]) -> None:
 
 
 def test_what_only_looks_like_dialect_markup_stays_text() -> None:
-    # an unclosed container, a reference to no footnote, an unknown alert, a colon line of prose
+    # an unclosed container, a reference to no footnote, an alert marker inside prose, colons, brackets,
+    # equals signs and scissors of prose
     text = (":::tip\nNever closed.\n\nA ref[^nowhere] here.\n\nA quote that says [!x] later.\n\nRatio 3:::4 holds.\n\n"
-            "The class [[:alnum:]] matches, a == b and x==y hold, ~~ spaced ~~ stays.\n")
+            "The class [[:alnum:]] matches, a == b and x==y hold, ~~ spaced ~~ stays.\n\n"
+            "=== not a tab\n\nScissors --8< here and a *[note] in prose.\n")
     joined = " ".join(_texts(text))
-    for kept in (":::tip", "[^nowhere]", "[!x]", "3:::4", "[[:alnum:]]", "a == b", "x==y", "~~ spaced ~~"):
+    for kept in (":::tip", "[^nowhere]", "[!x]", "3:::4", "[[:alnum:]]", "a == b", "x==y", "~~ spaced ~~",
+                 "=== not a tab", "--8< here", "*[note]"):
         assert kept in joined, kept
     assert as_site_shows("Plain text, nothing to do.\n") == "Plain text, nothing to do.\n"
 
