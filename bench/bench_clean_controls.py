@@ -4,7 +4,7 @@ characters, NFC, ligatures) on hostile text, against prose of the same length in
 Every parsed document and every question goes through it, so a shape that costs more than its
 length is a way to stall a sync. Shapes: runs of each context rule's characters (variation
 selectors after letters, Hangul fillers among jamo, Mongolian selectors, joiners), soft hyphens,
-decomposed accents, ligatures; the baseline is SciFact abstracts (real prose, a few accents).
+decomposed accents, ligatures, number forms (fractions, powers, subscripts: number_forms.py); the baseline is SciFact abstracts (real prose, a few accents).
 
     python bench/bench_clean_controls.py [--chars 4000000] [--repeat 3] [--tree OTHER_CHECKOUT]
 
@@ -34,6 +34,8 @@ SHAPES = {
     "ligatures": "o\ufb03ce \ufb01nal ",
     "full-width letters and hyphens": "\uff30\uff24\uff26\u2011\uff11\uff12 ",
     "tag characters": "x\U000e0041\U000e0042",
+    "number forms (safety6)": "1\u00bd 3\u20448 10\u2076 H\u2082O \u216b ",
+    "superscript run": "10\u2070\u2071\u2074\u2075",
 }
 
 

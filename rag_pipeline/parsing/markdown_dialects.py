@@ -15,7 +15,9 @@ Markdown that python-markdown's core (tables, fenced_code: unstructured's settin
   (`*[HTML]: Hyper Text Markup Language`: a tooltip, kept as a list item);
 - Obsidian and wiki notes: callouts (`> [!faq]- Title`: any type, a title of their own), wiki
   links (`[[Page|alias]]`, `[[Page#Heading]]`, embeds `![[file]]`), highlights (`==text==`);
-- GitHub's strikethrough (`~~text~~`): deleted text, dropped as HTML's <del> is.
+- GitHub's strikethrough (`~~text~~`): deleted text, dropped as HTML's <del> is;
+- Jekyll's Liquid tags and Hugo's shortcodes (`{% highlight %}`, `{{% notice warning %}}`):
+  markdown_templates.py.
 Read as plain Markdown their markers were indexed as words ("!!! warning", "[!NOTE]", "[^1]",
 "{mod}"), an admonition's body after a blank line and a ```` ```{note} ```` became code, and a
 label line a paragraph of its own. Each now reads as the site shows it: an admonition's title (or
@@ -30,9 +32,11 @@ from __future__ import annotations
 
 import re
 
+from rag_pipeline.parsing import markdown_templates as templates
+
 MAX_NESTING = 16  # admonitions and containers read inside each other; deeper ones stay as written
 _MARKS = re.compile(r"(?m)^(?:!!!|\?\?\?|===|[ \t]*-+8<|\*\[|[ \t>]*\[![A-Za-z]+\]|\s*:::|\s{0,3}(?:`{3,}|~{3,})\s*\{|\(\S+\)=\s*$)"
-                    r"|\[\^[^\]\s]+\]|\{[A-Za-z][\w:.+-]*\}`|\[\[|~~[^\s~]|==[^\s=]")
+                    r"|\[\^[^\]\s]+\]|\{[A-Za-z][\w:.+-]*\}`|\[\[|~~[^\s~]|==[^\s=]|\{%|\{\{[<%]")
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})[ \t]*(.*?)[ \t]*$")
 _DIRECTIVE = re.compile(r"^\{([A-Za-z][\w:.+-]*)\}[ \t]*(.*)$")
 _ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)((?:[ \t]+[\w-]+)*)(?:[ \t]+"(.*?)")?[ \t]*$')
@@ -62,6 +66,7 @@ _INLINE = re.compile(
     r"|(?P<wiki>(?P<embed>!?)\[\[(?P<page>(?![:\s])[^\[\]|#\n]*)(?:#(?P<anchor>[^\[\]|\n]*))?(?:\|(?P<alias>[^\[\]\n]*))?\]\])"
     r"|(?P<struck>(?<!~)~~(?=[^\s~])(?P<struck_text>" + _SPAN + r")(?<=[^\s~])~~(?!~))"
     r"|(?P<mark>(?<![=\w])==(?=[^\s=])(?P<mark_text>" + _SPAN + r")(?<=[^\s=])==(?![=\w]))"
+    r"|(?P<tag>" + templates.INLINE_TAG + r")"
 )
 _CODE_DIRECTIVES = frozenset({"code", "code-block", "sourcecode", "code-cell"})
 _DROPPED_DIRECTIVES = frozenset({"toctree", "contents", "image", "include", "literalinclude", "raw", "only", "meta"})
@@ -105,17 +110,21 @@ class _Blocks:
         self.depth += 1
         out: list[str] = []
         ends = _container_ends(lines)
+        tags = templates.closings(lines)
         i = 0
         while i < len(lines):
-            i = self._one(lines, i, ends, out)
+            i = self._one(lines, i, ends, tags, out)
         self.depth -= 1
         return out
 
-    def _one(self, lines: list[str], i: int, ends: dict[int, int], out: list[str]) -> int:
+    def _one(self, lines: list[str], i: int, ends: dict[int, int], tags: dict[tuple[str, str], list[int]],
+             out: list[str]) -> int:
         """Rewrite the construct starting at line i into `out`; the index after it."""
         line = lines[i]
         if fence := _FENCE.match(line):
             return self._fenced(lines, i, fence, out)
+        if (tag := templates.line_tag(line)) is not None:
+            return self._template(lines, i, tag, tags, out)
         if (admonition := _ADMONITION.match(line)) or (tab := _TAB.match(line)):
             end = _indented_end(lines, i + 1)
             body = [_dedent(x) for x in lines[i + 1:end]]
@@ -139,6 +148,25 @@ class _Blocks:
         if not _LABEL.match(line):
             out.append(_inline(line, self.labels))
         return i + 1
+
+    def _template(self, lines: list[str], i: int, tag: templates.Tag, tags: dict[tuple[str, str], list[int]],
+                  out: list[str]) -> int:
+        """A line that is one template tag (markdown_templates.py): the tag is no text; a code tag
+        wraps code, a notice an admonition, a comment nothing shown; any other wraps text."""
+        end = None if tag.closing else templates.closing_after(tags, tag, i)
+        if tag.name == "figure" and (caption := templates.caption(tag)):
+            out.extend(["", as_paragraph(caption), ""])  # what the figure shows in words
+        if end is None:
+            return i + 1
+        if tag.name in templates.CODE:
+            out.extend([f"```{templates.code_language(tag)}", *lines[i + 1:end], "```"])
+        elif tag.name in templates.HIDDEN:
+            pass
+        elif tag.name in templates.NOTICES or tag.name in templates.TYPED:
+            self._titled(templates.notice_title(tag), lines[i + 1:end], out)
+        else:
+            return i + 1  # an include, a condition, a figure: its own line is no text, what it wraps is
+        return end + 1
 
     def _fenced(self, lines: list[str], i: int, fence: re.Match[str], out: list[str]) -> int:
         """A fenced block: code as written, or a MyST directive read by its name."""
@@ -217,9 +245,11 @@ def _inline(line: str, labels: frozenset[str]) -> str:
             return f"<del>{match.group('struck_text')}</del>"
         if match.group("mark"):
             return match.group("mark_text")
+        if match.group("tag"):  # a template tag inside a line: what the site puts there is unknown, no text
+            return ""
         return match.group(0)
 
-    return _INLINE.sub(rewritten, line) if any(c in line for c in "`[~=") else line
+    return _INLINE.sub(rewritten, line) if any(c in line for c in "`[~={") else line
 
 
 def _wiki_shown(match: re.Match[str]) -> str:

@@ -1,5 +1,5 @@
 """Documentation-site Markdown read as its site shows it (parsing/markdown_dialects.py):
-admonitions of MkDocs, GitHub, Obsidian, Docusaurus, VitePress, Pandoc and MyST lead with their title and
+admonitions of MkDocs, GitHub, Obsidian, Docusaurus, VitePress, Pandoc, MyST and Hugo lead with their title and
 keep their body as text (not code), roles and wiki links are their shown text, footnote marks
 leave no trace and their notes stay, label lines and struck text are gone; code keeps every marker as written; hostile and huge
 input is read in bounded time without recursion errors; a real MyST page of pip's documentation;
@@ -48,6 +48,16 @@ def _texts(text: str) -> list[str]:
     ('--8<-- "includes/abbreviations.md"\n\nBody.\n\n--8<--\nheader.md\nfooter.md\n--8<--\n', ["Body."]),
     ("The HTML export is on.\n\n*[HTML]: Hyper Text Markup Language\n",
      ["The HTML export is on.", "HTML: Hyper Text Markup Language"]),
+    # Jekyll's Liquid tags and Hugo's shortcodes: code tags wrap code, notices admonitions, comments
+    # nothing shown; any other tag is no text, what it wraps is; a figure shows its caption
+    ('{% include warning.html %}\n\n{% highlight bash %}\nkubectl apply\n{% endhighlight %}\n\n'
+     '{% comment %}\nDraft text.\n{% endcomment %}\n\n{% raw %}\nKeep {{ this }}.\n{% endraw %}\n',
+     ["kubectl apply", "Keep {{ this }}."]),
+    ('{{% notice warning "Do not skip" %}}\nRun the migration first.\n{{% /notice %}}\n\n'
+     '{{% notice style="info" %}}\nDeploys are logged.\n{{% /notice %}}\n\n{{< tip >}}\nUse staging.\n{{< /tip >}}\n\n'
+     '{{< figure src="a.png" caption="The cluster" >}}\n\nSee {{< ref "home.md" >}} now.\n',
+     ["Do not skip: Run the migration first.", "Info: Deploys are logged.", "Tip: Use staging.", "The cluster",
+      "See now."]),
     # GitHub alerts
     ("> [!NOTE]\n> Keys rotate every 90 days.\n", ["Note: Keys rotate every 90 days."]),
     ("> [!caution]\n> Do not force-push.\n", ["Caution: Do not force-push."]),
@@ -101,6 +111,8 @@ def test_admonitions_and_directive_bodies_are_text_not_code() -> None:
     ("Write `!!! note` or `[^1]` or `{ref}` or `~~old~~` or `[[Page]]`.\n\n[^1]: a note\n",
      ["!!! note", "[^1]", "{ref}", "~~old~~", "[[Page]]"]),
     ("~~~\n```{note}\nnot a directive here\n```\n~~~\n", ["```{note}\nnot a directive here"]),
+    ("```liquid\n{% highlight ruby %}\nputs 1\n{% endhighlight %}\n{{% notice tip %}}\n```\n",
+     ["{% highlight ruby %}\nputs 1\n{% endhighlight %}\n{{% notice tip %}}"]),
 ])
 def test_code_keeps_every_marker(text: str, kept: list[str]) -> None:
     joined = "\n".join(_texts(text))
@@ -113,10 +125,10 @@ def test_what_only_looks_like_dialect_markup_stays_text() -> None:
     # equals signs and scissors of prose
     text = (":::tip\nNever closed.\n\nA ref[^nowhere] here.\n\nA quote that says [!x] later.\n\nRatio 3:::4 holds.\n\n"
             "The class [[:alnum:]] matches, a == b and x==y hold, ~~ spaced ~~ stays.\n\n"
-            "=== not a tab\n\nScissors --8< here and a *[note] in prose.\n")
+            "=== not a tab\n\nScissors --8< here and a *[note] in prose.\n\nA {% b and {{< c in prose.\n")
     joined = " ".join(_texts(text))
     for kept in (":::tip", "[^nowhere]", "[!x]", "3:::4", "[[:alnum:]]", "a == b", "x==y", "~~ spaced ~~",
-                 "=== not a tab", "--8< here", "*[note]"):
+                 "=== not a tab", "--8< here", "*[note]", "A {% b and {{< c in prose."):
         assert kept in joined, kept
     assert as_site_shows("Plain text, nothing to do.\n") == "Plain text, nothing to do.\n"
 
@@ -135,7 +147,9 @@ def test_hostile_and_huge_dialect_markup_is_read_whole() -> None:
     refs = "word[^1] " * 500_000 + "\n\n[^1]: the note\n"
     out = as_site_shows(refs)
     assert "[^1]" not in out and out.count("word") == 500_000 and "the note" in out
-    for opener in ("~~x ", "==x ", "[^x", "[[x "):  # openers never closed: each line read once
+    tags = "{{% notice warning %}}\n" * 50_000 + "text\n{{% /notice %}}\n" + "{% highlight x %}\n" * 50_000
+    assert "text" in as_site_shows(tags)  # one closing for 50,000 openers, 50,000 never closed: linear
+    for opener in ("~~x ", "==x ", "[^x", "[[x ", "{%x ", "{{<x "):  # openers never closed: each line read once
         line = opener * 25_000
         assert as_site_shows(f"[^1]: a note\n\n{line}\n").endswith(f"\n{line}\n"), opener
     texts = _texts('!!! note "Huge"\n' + "    a sentence of the body.\n" * 50_000)
