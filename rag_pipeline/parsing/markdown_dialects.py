@@ -54,7 +54,8 @@ _INDENTED = re.compile(r"^(?: {4}|\t)")
 _PLAIN_START = re.compile(r"^ {0,3}[^\s#>*+=|<`~:!-]")  # a line that would continue a paragraph
 _NUMBERED = re.compile(r"^ {0,3}\d{1,9}[.)](?:\s|$)")
 # Spans are bounded (SPAN characters): an opener never closed costs a bounded scan, not the rest of
-# its line (a line of 25,000 unclosed "~~x" took 21 s); a longer span stays as written.
+# its line (a line of 25,000 unclosed "~~x" took 21 s); a longer span stays as written. Struck and
+# highlighted text stops at the next "~~" or "==" (they do not nest), so such a line is read once.
 SPAN = 500
 _SPAN = rf".{{1,{SPAN}}}?"
 _INLINE = re.compile(
@@ -64,10 +65,16 @@ _INLINE = re.compile(
     r"|(?P<ref>\[\^(?P<label>[^\[\]\s]+)\](?!:))"
     r"|^(?P<quote>[ \t]{0,3}(?:>[ \t]?)+)\[!(?P<alert>[A-Za-z][\w-]*)\][+-]?(?:[ \t]+(?P<alert_title>.*?))?[ \t]*$"
     r"|(?P<wiki>(?P<embed>!?)\[\[(?P<page>(?![:\s])[^\[\]|#\n]*)(?:#(?P<anchor>[^\[\]|\n]*))?(?:\|(?P<alias>[^\[\]\n]*))?\]\])"
-    r"|(?P<struck>(?<!~)~~(?=[^\s~])(?P<struck_text>" + _SPAN + r")(?<=[^\s~])~~(?!~))"
-    r"|(?P<mark>(?<![=\w])==(?=[^\s=])(?P<mark_text>" + _SPAN + r")(?<=[^\s=])==(?![=\w]))"
+    r"|(?P<struck>(?<!~)~~(?=[^\s~])(?P<struck_text>(?:(?!~~).)" + _SPAN[1:] + r")(?<=[^\s~])~~(?!~))"
+    r"|(?P<mark>(?<![=\w])==(?=[^\s=])(?P<mark_text>(?:(?!==).)" + _SPAN[1:] + r")(?<=[^\s=])==(?![=\w]))"
     r"|(?P<tag>" + templates.INLINE_TAG + r")"
 )
+# What a line must hold for _INLINE to change it (code spans only guard the rest): most lines hold
+# none and cost a few substring scans instead of the alternation at every character
+_INLINE_TRIGGERS = ("[^", "[!", "~~", "==", "{%", "{{<", "{{%", "}`")  # and a wiki link's "[[" with "]]"
+# A line that starts none of the block constructs _one reads (fences, admonitions, tabs, snippets,
+# abbreviations, containers, footnotes, labels, template tags) goes straight to _inline
+_BLOCK_START = re.compile(r"[ \t]*[`~!?=\-*:\[({]")
 _CODE_DIRECTIVES = frozenset({"code", "code-block", "sourcecode", "code-cell"})
 _DROPPED_DIRECTIVES = frozenset({"toctree", "contents", "image", "include", "literalinclude", "raw", "only", "meta"})
 _TITLED_DIRECTIVES = frozenset({"admonition", "sidebar", "topic", "dropdown", "details", "figure", "table"})
@@ -121,6 +128,9 @@ class _Blocks:
              out: list[str]) -> int:
         """Rewrite the construct starting at line i into `out`; the index after it."""
         line = lines[i]
+        if not _BLOCK_START.match(line):
+            out.append(_inline(line, self.labels))
+            return i + 1
         if fence := _FENCE.match(line):
             return self._fenced(lines, i, fence, out)
         if (tag := templates.line_tag(line)) is not None:
@@ -249,7 +259,8 @@ def _inline(line: str, labels: frozenset[str]) -> str:
             return ""
         return match.group(0)
 
-    return _INLINE.sub(rewritten, line) if any(c in line for c in "`[~={") else line
+    may_change = any(t in line for t in _INLINE_TRIGGERS) or ("[[" in line and "]]" in line)
+    return _INLINE.sub(rewritten, line) if may_change else line
 
 
 def _wiki_shown(match: re.Match[str]) -> str:

@@ -16,33 +16,53 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from itertools import groupby
 
 from rag_pipeline.parsing.superscripts import marked
 
-NUMBER_FORM = re.compile("[\u00b2\u00b3\u00b9\u00bc-\u00be\u2044\u2070\u2074-\u207e\u2080-\u208e\u2150-\u2189\u2215]")
-_VULGAR = re.compile("[\u00bc-\u00be\u2150-\u215f\u2189]")
-_SUPERSCRIPT_RUN = re.compile("[\u00b2\u00b3\u00b9\u2070\u2074-\u207e]+")
-_SUBSCRIPT_RUN = re.compile("[\u2080-\u208e]+")
-_ROMAN = re.compile("[\u2160-\u2188]+")
+_SUPERSCRIPTS = "\u00b2\u00b3\u00b9\u2070\u2074-\u207e"
+_SUBSCRIPTS = "\u2080-\u208e"
+_ROMAN = "\u2160-\u2188"
+_VULGAR = "\u00bc-\u00be\u2150-\u215f\u2189"
+_SLASHES = "\u2044\u2215"
+NUMBER_FORM = re.compile(f"[{_SUPERSCRIPTS}{_SUBSCRIPTS}{_ROMAN}{_VULGAR}{_SLASHES}]+")
+
+
+def _table() -> dict[str, tuple[str, str]]:
+    """Each number-form character -> (its kind, how plain text writes it)."""
+    table = {}
+    for kind, chars in (("superscript", _SUPERSCRIPTS), ("subscript", _SUBSCRIPTS), ("roman", _ROMAN),
+                        ("vulgar", _VULGAR), ("slash", _SLASHES)):
+        for char in re.findall(f"[{chars}]", "".join(map(chr, range(0xB0, 0x2216)))):
+            plain = unicodedata.normalize("NFKC", char).replace("\u2044", "/").replace("\u2212", "-")
+            table[char] = (kind, "/" if kind == "slash" else plain)
+    return table
+
+
+_TABLE = _table()
 
 
 def plain_numbers(text: str) -> str:
-    """`text` with its number forms written as plain text writes them (see the module)."""
+    """`text` with its number forms written as plain text writes them (see the module). Runs of
+    them are found by one character class (a C-level scan: prose pays one search) and each run
+    is read in Python, kind by kind."""
     if NUMBER_FORM.search(text) is None:
         return text
-    text = _VULGAR.sub(_fraction, text)
-    text = text.replace("\u2044", "/").replace("\u2215", "/")
-    text = _SUPERSCRIPT_RUN.sub(lambda m: marked(m.string[max(m.start() - 1, 0):m.start()], _nfkc(m)), text)
-    text = _SUBSCRIPT_RUN.sub(_nfkc, text)
-    return _ROMAN.sub(_nfkc, text)
+    return NUMBER_FORM.sub(_plain_run, text)
 
 
-def _fraction(match: re.Match[str]) -> str:
-    """"½" as "1/2"; after a digit apart from it ("1½" is one and a half, "1 1/2", not 11/2)."""
-    plain = unicodedata.normalize("NFKC", match.group()).replace("\u2044", "/")
+def _plain_run(match: re.Match[str]) -> str:
     before = match.string[match.start() - 1:match.start()] if match.start() else ""
-    return f" {plain}" if before.isdigit() else plain
-
-
-def _nfkc(match: re.Match[str]) -> str:
-    return unicodedata.normalize("NFKC", match.group()).replace("\u2212", "-")
+    out = []
+    for kind, chars in groupby(match.group(), key=lambda c: _TABLE[c][0]):
+        piece = "".join(chars)
+        if kind == "vulgar":  # "½" as "1/2"; after a digit (or fraction) apart from it ("1½" is 1 1/2, not 11/2)
+            for char in piece:
+                plain = _TABLE[char][1]
+                out.append(f" {plain}" if before.isnumeric() else plain)
+                before = char
+        else:
+            plain = "".join(_TABLE[c][1] for c in piece)
+            out.append(marked(before, plain) if kind == "superscript" else plain)
+        before = piece[-1]
+    return "".join(out)
