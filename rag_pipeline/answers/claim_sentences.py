@@ -119,34 +119,15 @@ def _cells(row: str) -> list[str]:
 
 
 def _shown(plain: str) -> str:
-    """`plain` with the Markdown that is no part of a claim blanked out, offsets kept: quote
-    markers at line starts, table rows' edge pipes (inner ones read as "; ") and delimiter rows."""
-    if ">" not in plain and "|" not in plain:
+    """`plain` with quote markers at line starts blanked out, offsets kept: no part of a claim.
+    (Table rows are read from `plain` by `_labelled`, their pipes by `_cells`.)"""
+    if ">" not in plain:
         return plain
-    lines = plain.splitlines(keepends=True)
-    table = _table_lines(lines)
     out = []
-    for i, line in enumerate(lines):
+    for line in plain.splitlines(keepends=True):
         quote = _QUOTE.match(line) if ">" in line else None
-        if quote:
-            line = " " * quote.end() + line[quote.end():]
-        if i in table:
-            line = " " * len(line.rstrip("\r\n")) + line[len(line.rstrip("\r\n")):] if table[i] == "delimiter" else _row(line)
-        out.append(line)
+        out.append(" " * quote.end() + line[quote.end():] if quote else line)
     return "".join(out)
-
-
-def _row(line: str) -> str:
-    """A table row's cells apart: edge pipes blank, inner ones a semicolon ("Prague; EUR 120")."""
-    body = line.rstrip("\r\n")
-    inner = body.strip()
-    lead = len(body) - len(body.lstrip())
-    if inner.startswith("|"):
-        inner, lead = " " + inner[1:], lead
-    if inner.endswith("|") and len(inner) > 1:
-        inner = inner[:-1] + " "
-    cells = re.sub(r"(?<!\\)\|", ";", inner)
-    return " " * lead + cells + " " * (len(body) - lead - len(inner)) + line[len(body):]
 
 
 def _table_lines(lines: list[str]) -> dict[int, str | tuple[str, str]]:
