@@ -36,6 +36,23 @@ def sync(capsys: pytest.CaptureFixture[str], config: Path, *extra: str) -> tuple
     return run_cli(capsys, "sync", "--config", str(config), *extra)
 
 
+def sync_folder(capsys: pytest.CaptureFixture[str], root: Path, db_url: str, files: dict[str, str],
+                groups: str = "all-staff") -> Path:
+    """A folder `root/docs` of `files` (name -> text) that `groups` may read, synced by the real
+    CLI into `db_url` with OCR off; returns the configuration it was synced with."""
+    from conftest import write_config
+
+    docs = root / "docs"
+    docs.mkdir()
+    (docs / "_access.yaml").write_text(f"groups: [{groups}]\n")
+    for name, text in files.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    config = write_config(root, db_url, docs=docs, extra="limits: {ocr: false}\n")
+    code, report = sync(capsys, config)
+    assert code == 0, report
+    return config
+
+
 def search(capsys: pytest.CaptureFixture[str], config: Path, query: str, groups: str, *extra: str) -> list[dict[str, Any]]:
     code, data = run_cli(capsys, "search", query, "--groups", groups, "--config", str(config), *extra)
     assert code == 0, data

@@ -12,8 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import write_config
-from helpers import query, sync
+from helpers import query, sync_folder
 
 from rag_pipeline.answers import figures
 from rag_pipeline.cleaning.clean import make_safe
@@ -160,13 +159,9 @@ HTML = (
 @pytest.fixture
 def synced(tmp_path: Path, db_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "_access.yaml").write_text("groups: [all-staff]\n")
-    (docs / "datenschutz.html").write_text(HTML, encoding="utf-8")
-    (docs / "parking.md").write_text("# Parking\n\nThe compliance officer assigns visitor parking behind the warehouse.\n")
-    code, report = sync(capsys, write_config(tmp_path, db_url, docs=docs, extra="limits: {ocr: false}\n"))
-    assert code == 0, report
+    sync_folder(capsys, tmp_path, db_url, {
+        "datenschutz.html": HTML,
+        "parking.md": "# Parking\n\nThe compliance officer assigns visitor parking behind the warehouse.\n"})
     return db_url
 
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import write_config
-from helpers import query, sync
+from helpers import query, sync_folder
 
 from rag_pipeline.answers import figures
 from rag_pipeline.cleaning.safety import as_indexed, neutralise_controls
@@ -88,13 +87,8 @@ DOCUMENT = ("# Fitting guide\n\nEach bracket takes a 3\u20448 inch bolt tightene
 @pytest.fixture
 def synced(tmp_path: Path, db_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "_access.yaml").write_text("groups: [all-staff]\n")
-    (docs / "fitting.md").write_text(DOCUMENT, encoding="utf-8")
-    (docs / "parking.md").write_text("# Parking\n\nVisitors park behind the warehouse in row 3.\n")
-    code, report = sync(capsys, write_config(tmp_path, db_url, docs=docs, extra="limits: {ocr: false}\n"))
-    assert code == 0, report
+    sync_folder(capsys, tmp_path, db_url, {"fitting.md": DOCUMENT,
+                                           "parking.md": "# Parking\n\nVisitors park behind the warehouse in row 3.\n"})
     return db_url
 
 

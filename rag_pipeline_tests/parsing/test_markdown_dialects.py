@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import write_config
-from helpers import query, search, sync
+from helpers import query, search, sync_folder
 
 from rag_pipeline.parsing.config import ParseLimits
 from rag_pipeline.parsing.markdown_dialects import MAX_NESTING, as_site_shows
@@ -172,16 +171,11 @@ def test_a_real_myst_page_of_pips_documentation() -> None:
 
 
 def test_a_synced_mkdocs_page_indexes_the_words_not_the_markers(capsys, tmp_path: Path, db_url: str) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "upgrade.md").write_text(
-        "# Upgrading the cluster\n\n!!! danger \"Data loss\"\n\n    Never run the reset script on a primary node.\n\n"
-        "> [!IMPORTANT]\n> Snapshots older than 14 days are pruned[^1].\n\n[^1]: Pruning runs nightly at 02:00.\n")
-    (docs / "other.md").write_text("# Holidays\n\nStaff get 25 days of leave a year.\n")
-    (docs / "_access.yaml").write_text("groups: [all-staff]\n")
-    config = write_config(tmp_path, db_url, docs=docs, extra="limits: {ocr: false}\n")
-    code, out = sync(capsys, config)
-    assert code == 0, out
+    config = sync_folder(capsys, tmp_path, db_url, {
+        "upgrade.md": "# Upgrading the cluster\n\n!!! danger \"Data loss\"\n\n    Never run the reset script on a primary"
+                      " node.\n\n> [!IMPORTANT]\n> Snapshots older than 14 days are pruned[^1].\n\n"
+                      "[^1]: Pruning runs nightly at 02:00.\n",
+        "other.md": "# Holidays\n\nStaff get 25 days of leave a year.\n"})
     texts = [t for (t,) in query(db_url, "SELECT c.text FROM chunks c JOIN document_versions v ON v.id = c.version_id"
                                           " JOIN documents d ON d.id = v.document_id WHERE d.uri = 'upgrade.md'")]
     joined = " ".join(texts)
