@@ -3,8 +3,10 @@
 "A trustee may advertise" and "The standing trustee may not advertise" share every content word
 and mean nearly the same to a sentence model; no figure differs. What differs is a negation cue.
 The claim is compared with the passage sentences that match it best (support.py ranks them by
-similarity; `mismatch` says which count): when one side holds a negation cue and the other holds
-none, the citation carries a polarity flag. Only a negation the claim takes up counts: a sentence
+similarity, and adds the one sharing the most of the claim's words; `mismatch` says which count):
+when one side holds a negation cue and the other holds none, the citation carries a polarity
+flag. A sentence the next one denies by reference ("This is no longer the case") counts as
+negated whole (denials.py). Only a negation the claim takes up counts: a sentence
 of two clauses ("should not informally establish a minimum fee but should review fees based on
 the individual character of the case") does not deny a claim restating the clause it affirms, so
 an English cue is read with its scope, the words after it in its clause (`_takes_up`).
@@ -41,8 +43,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from rag_pipeline.answers import fields
+from rag_pipeline.answers import denials, fields
 from rag_pipeline.answers.figures import normalise
 
 CUES: dict[str, frozenset[str]] = {
@@ -142,21 +145,48 @@ def negated(text: str) -> bool:
     return cues(text) > 0
 
 
-def mismatch(claim: str, ranked: Sequence[str]) -> bool:
+@dataclass(frozen=True)
+class Reading:
+    """A passage sentence as the check reads it: its text (wrapped lines completed by the caller)
+    and whether the sentence after it denies it whole ("This is no longer the case": denials.py)."""
+
+    text: str
+    denied: bool = False
+
+
+def mismatch(claim: str, ranked: Sequence[str | Reading], closest: str | Reading | None = None) -> bool:
     """Whether the claim and the passage differ in negation, given the passage's sentences that
-    match the claim best, best first (two are enough). Only a negation the claim takes up counts
-    (`_takes_up`), not one in a clause the claim leaves out. A claim that affirms is contradicted
-    by a best sentence that negates what it says. A claim that negates needs such a negation in
-    one of the two: a claim often joins two sentences ("may use a card for purchases, which
-    should never be routine" from "... may use a card for incidental purchases. Such purchases
-    should never be routine."), and the negation may sit in the second; the condition of a rule
-    ("to the extent that the debtor does not comply ..., the standing trustee may adjourn the
-    meeting") is no negation of the rule ("may not adjourn the meeting")."""
+    match the claim best, best first (two are enough), and the one that shares the most words
+    with it where that is another (`closest`: "Data security is no longer an option" shares
+    more of "Data security is an option for businesses" than the sentence the model ranks
+    first, "Businesses must make a serious effort to secure their data"). Only a negation the
+    claim takes up counts (`_takes_up`), not one in a clause the claim leaves out; a sentence
+    denied by the next one counts as negated whole (`Reading`), unless the claim speaks of the
+    past. A claim that affirms is contradicted by the best or the closest sentence negating what
+    it says. A claim that negates needs such a negation in one of them: a claim often joins two
+    sentences ("may use a card for purchases, which should never be routine" from "... may use
+    a card for incidental purchases. Such purchases should never be routine."), and the
+    negation may sit in the second; the condition of a rule ("to the extent that the debtor
+    does not comply ..., the standing trustee may adjourn the meeting") is no negation of the
+    rule ("may not adjourn the meeting")."""
     if not ranked:
         return False
+    best = [_reading(r) for r in ranked[:2]]
+    extra = [] if closest is None else [_reading(closest)]
     if negated(claim):
-        return not any(_takes_up(_affixed(sentence, claim), claim) for sentence in ranked[:2])
-    return _takes_up(_affixed(ranked[0], claim), claim)
+        return not any(_negates(read, claim) for read in best + extra)
+    return any(_negates(read, claim) for read in best[:1] + extra)
+
+
+def _reading(sentence: str | Reading) -> Reading:
+    return sentence if isinstance(sentence, Reading) else Reading(sentence)
+
+
+def _negates(read: Reading, claim: str) -> bool:
+    """Whether a passage sentence negates what the claim says: a negation it takes up, or a
+    denial of the whole sentence (not both: a denied negation affirms)."""
+    denied = read.denied and not denials.looks_back(claim)
+    return _takes_up(_affixed(read.text, claim), claim) != denied
 
 
 # What one English negation negates: the words after it, up to the end of its clause (SCOPE words

@@ -14,7 +14,9 @@ Three signals, claim vs cited chunk:
   text-search configuration, figures left out (the exact-field rule settled them, and a figure
   written differently is not a missing word);
 - polarity: 1 when the claim and the chunk's sentences that match it best differ in negation
-  (polarity.py), else 0.
+  (polarity.py: the best by similarity, and the one sharing the most of the claim's words where
+  that shares more; a sentence the next one denies, "This is no longer the case", as negated),
+  else 0.
 
 score = similarity + coverage_weight x coverage - polarity_weight x polarity. The weights and the
 threshold are not guessed: `calibrate` takes the labelled citations of answer cases (those that
@@ -44,7 +46,7 @@ import numpy as np
 import psycopg
 
 from rag_pipeline import store
-from rag_pipeline.answers import crosslingual, fields, figures, polarity
+from rag_pipeline.answers import crosslingual, denials, fields, figures, polarity
 from rag_pipeline.answers.claim_sentences import rejoined
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.retrieval import refusal
@@ -170,23 +172,43 @@ def crosslingual_evidence(pairs: Sequence[tuple[str, int, dict]]) -> Iterator[Sc
         if ranked:
             similarity = max(similarity, float(passage_vector[canonical[(cid, ranked[0])]] @ vector))
         best = [split[cid][i] for i in ranked[:2]]
-        yield Scored(similarity, 0.0, _flag(claim, split[cid], ranked, chunk), best[0] if best else "",
+        yield Scored(similarity, 0.0, _flag(claim, split[cid], ranked, chunk, found), best[0] if best else "",
                      languages=(crosslingual.claim_language(claim), chunk.get("language")))
 
 
-def _flag(claim: str, found: list[str], ranked: list[int], chunk: dict) -> float:
+def _flag(claim: str, found: list[str], ranked: list[int], chunk: dict, lexical: Sequence[int] = ()) -> float:
     """The polarity flag, where polarity.py can read the passage's language (else 0: no evidence),
-    of the claim against its best sentences, each completed where it is a wrapped line."""
+    of the claim against its best sentences by similarity (`ranked`), and against the one
+    sharing the most words with it (`lexical` is the candidates in that order) where that one
+    shares more than the best: a sentence model may rank a longer sentence on the claim's
+    subject above the short one that says it and negates it."""
     if not polarity.reads(chunk.get("language")):
         return 0.0
-    return float(polarity.mismatch(claim, [_completed(found, i) for i in ranked[:2]]))
+    closest = None
+    if ranked and lexical and lexical[0] != ranked[0]:
+        said = fields.terms(claim)
+        if len(said & fields.terms(found[lexical[0]])) > len(said & fields.terms(found[ranked[0]])):
+            closest = _reading(found, lexical[0])
+    return float(polarity.mismatch(claim, [_reading(found, i) for i in ranked[:2]], closest))
 
 
 _ENDS_SENTENCE = re.compile(r"[.!?;:)\]\"'”»]$")
 
 
-def _completed(found: list[str], i: int) -> str:
-    """Line `i` of a chunk with the lines of the same sentence around it (at most two either
+def _reading(found: list[str], i: int) -> polarity.Reading:
+    """Sentence `i` of a chunk as the polarity check reads it: a denial ("This is no longer the
+    case since ...") by the words after its denying phrase, any other sentence completed where
+    it is a wrapped line and marked denied where the sentence after it is a denial (denials.py)."""
+    after = denials.remainder(found[i])
+    if after is not None:
+        return polarity.Reading(after)
+    start, end = _completed(found, i)
+    denied = end + 1 < len(found) and denials.remainder(found[end + 1]) is not None
+    return polarity.Reading(" ".join(found[start:end + 1]), denied)
+
+
+def _completed(found: list[str], i: int) -> tuple[int, int]:
+    """The first and last line of the sentence line `i` of a chunk belongs to (at most two either
     side): in a PDF's wrapped text a "sentence" here is a line, and the negation of the sentence a
     claim restates may sit on the next one ("... 지급하고, 다른 보험사는" / "불인정하여 ... 지급하지
     않는 등 ..."). A line that ends a sentence after one that does stays alone."""
@@ -196,7 +218,7 @@ def _completed(found: list[str], i: int) -> str:
     end = i
     while end + 1 < len(found) and end - i < 2 and not _ENDS_SENTENCE.search(found[end]):
         end += 1
-    return " ".join(found[start:end + 1])
+    return start, end
 
 
 def _crosslingual_candidates(claim: str, found: list[str]) -> list[int]:
@@ -244,7 +266,7 @@ def monolingual_evidence(conn: psycopg.Connection, embedder: Embedder, pairs: Se
         if ranked:
             similarity = max(similarity, float(sentence_vector[(cid, ranked[0])] @ vector))
         best = [split[cid][i] for i in ranked[:2]]
-        scored.append(Scored(similarity, cov, _flag(claim, split[cid], ranked, chunk), best[0] if best else ""))
+        scored.append(Scored(similarity, cov, _flag(claim, split[cid], ranked, chunk, found), best[0] if best else ""))
     return iter(scored)
 
 
