@@ -35,6 +35,7 @@ CASES = ("ntsb-aircraft-ok", "ntsb-aircraft-date-written-differently", "ntsb-air
 CALIBRATED = Threshold(1.643, "evalsets/answers calibration split", coverage_weight=1.8, polarity_weight=1.0)
 HELD_OUT = PROJECT_ROOT / "evalsets" / "answers" / "heldout_answers.yaml"
 MAN_PAGES = PROJECT_ROOT / "evalsets" / "answers" / "heldout_manpages_answers.yaml"
+HELD_OUT_2 = PROJECT_ROOT / "evalsets" / "answers" / "heldout2_answers.yaml"
 
 
 def test_the_answer_case_file_is_valid_with_unique_ids_both_splits_and_known_documents() -> None:
@@ -76,6 +77,22 @@ def test_the_man_page_cases_are_report_only_and_cite_the_generalisation_sets_doc
         assert " ".join(str(cite.evidence).split()).casefold() in text, cite
     expected = [claim.expect for c in cases for claim in c.claims]
     assert expected.count("supported") == expected.count("unsupported") == len(expected) // 2
+
+
+def test_the_second_held_out_cases_are_report_only_and_cite_passages_no_other_set_cites() -> None:
+    cases = load_answer_cases(HELD_OUT_2)
+    others = [c for path in (ANSWERS, HELD_OUT, MAN_PAGES) for c in load_answer_cases(path)]
+    assert len(cases) >= 50 and len({c.id for c in cases}) == len(cases) and not {c.id for c in cases} & {c.id for c in others}
+    assert all(c.split == "report" and not c.in_calibration_split for c in cases)  # never calibrated on
+    cites = [cite for c in cases for claim in c.claims for cite in claim.cites]
+    assert all((CORPUS / "docs" / str(cite.source)).is_file() and cite.evidence for cite in cites)
+    # no passage is named by a phrase another set names it by
+    assert not {cite.evidence for cite in cites} & {cite.evidence for c in others for claim in c.claims for cite in claim.cites}
+    for case in cases:
+        for claim in case.claims:  # a claim's label and its citations' agree
+            assert claim.cites and {cite.expect for cite in claim.cites} == {"ok" if claim.expect == "supported" else "unsupported"}
+    expected = [claim.expect for c in cases for claim in c.claims]
+    assert expected.count("supported") >= 30 and expected.count("unsupported") >= 20
 
 
 def test_evidence_resolves_and_cases_come_out_as_labelled_on_a_real_sync(
