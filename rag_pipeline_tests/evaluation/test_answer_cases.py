@@ -36,6 +36,7 @@ CALIBRATED = Threshold(1.643, "evalsets/answers calibration split", coverage_wei
 HELD_OUT = PROJECT_ROOT / "evalsets" / "answers" / "heldout_answers.yaml"
 MAN_PAGES = PROJECT_ROOT / "evalsets" / "answers" / "heldout_manpages_answers.yaml"
 HELD_OUT_2 = PROJECT_ROOT / "evalsets" / "answers" / "heldout2_answers.yaml"
+HELD_OUT_3 = PROJECT_ROOT / "evalsets" / "answers" / "heldout3_answers.yaml"
 
 
 def test_the_answer_case_file_is_valid_with_unique_ids_both_splits_and_known_documents() -> None:
@@ -79,9 +80,11 @@ def test_the_man_page_cases_are_report_only_and_cite_the_generalisation_sets_doc
     assert expected.count("supported") == expected.count("unsupported") == len(expected) // 2
 
 
-def test_the_second_held_out_cases_are_report_only_and_cite_passages_no_other_set_cites() -> None:
-    cases = load_answer_cases(HELD_OUT_2)
-    others = [c for path in (ANSWERS, HELD_OUT, MAN_PAGES) for c in load_answer_cases(path)]
+@pytest.mark.parametrize("path", [HELD_OUT_2, HELD_OUT_3])
+def test_the_later_held_out_cases_are_report_only_and_cite_passages_no_other_set_cites(path: Path) -> None:
+    cases = load_answer_cases(path)
+    others = [c for other in (ANSWERS, HELD_OUT, MAN_PAGES, HELD_OUT_2, HELD_OUT_3) if other != path
+              for c in load_answer_cases(other)]
     assert len(cases) >= 50 and len({c.id for c in cases}) == len(cases) and not {c.id for c in cases} & {c.id for c in others}
     assert all(c.split == "report" and not c.in_calibration_split for c in cases)  # never calibrated on
     cites = [cite for c in cases for claim in c.claims for cite in claim.cites]
