@@ -26,7 +26,8 @@ NUMERIC_ORDINAL = r"\d+(?:st|nd|rd|th)"
 _QUARTER_WORDS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
 _QUARTER = re.compile(r"\b(?:(?P<word>first|1st|second|2nd|third|3rd|fourth|4th)\s+(?:fiscal\s+|financial\s+)?quarter"
                       r"|quarter\s+(?P<digit>[1-4])|(?P<pre>[1-4])q)\b")
-_SLASH_DATE = re.compile(r"(?<![\w/.])(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})(?![\w/])")
+# "3/3/2021" and the US forms' hyphen, "01-17-2023" (an IRS manual's effective date): one separator
+_SLASH_DATE = re.compile(r"(?<![\w/.\-])(?P<a>\d{1,2})(?P<sep>[/-])(?P<b>\d{1,2})(?P=sep)(?P<y>\d{4})(?![\w/\-])")
 _CLOCK = re.compile(r"(?<![\w:.])(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s?(?P<half>a\.?m\.?|p\.?m\.?)(?!\w)"
                     r"|(?<![\w:.])(?P<h24>\d{1,2}):(?P<m24>\d{2})(?![\w:])")
 # Units of one kind, in the smallest unit fields.py names: working days are not calendar days
@@ -55,7 +56,8 @@ def passage_values(prepared: str) -> set[str]:
 
 
 def slash_dates(prepared: str) -> set[str]:
-    """The ISO dates a passage's "d/m/yyyy" or "m/d/yyyy" dates may mean (both where both can)."""
+    """The ISO dates a passage's "d/m/yyyy" or "m/d/yyyy" dates (or "mm-dd-yyyy") may mean (both
+    where both can)."""
     found = set()
     for match in _SLASH_DATE.finditer(prepared):
         a, b, year = int(match.group("a")), int(match.group("b")), int(match.group("y"))

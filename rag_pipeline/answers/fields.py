@@ -19,7 +19,8 @@ normalised the same way, so that writing differs without the fact differing:
   "2021-11"), month names in English, German, French and Czech ("31. Dezember 2016", "décembre
   2020", "1. ledna 2026"); a year alone is a number;
 - durations are value and unit ("30 days", "30-day"); a qualifier the claim gives ("working")
-  must be there too;
+  must be there too; a frequency ("daily", "every week") is its unit, stated in any of its forms
+  (frequencies.py);
 - identifiers are tokens mixing letters and digits or dotted numbers ("10-K", "2.3.59", "ID.AM-1"),
   and acronyms ("CEO", "MFA", "LIBOR"): a claim naming another office or system is not supported
   by a passage that never names it; an acronym is named by its letters or by the capitalised
@@ -31,7 +32,9 @@ normalised the same way, so that writing differs without the fact differing:
   ("COVID-19", "SQL" and "OLAP" in a French or German passage) and the rule holds;
 - a figure the passage holds only in a Markdown table counts only in a row that shares a word
   with the claim, under a column whose header does too: "Berlin ... EUR 135" is not stated by a
-  rate table where 135 is Hamburg's figure, nor "meals ... 140" by the hotel-cap column.
+  rate table where 135 is Hamburg's figure, nor "meals ... 140" by the hotel-cap column. A cell
+  of prose (PROSE_CELL_WORDS words or more: "This field MUST be enclosed in quotation marks (for
+  example, "200")") states its figures as a sentence does, in a row sharing a word with the claim.
 """
 
 from __future__ import annotations
@@ -40,10 +43,11 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from rag_pipeline.answers import frequencies
 from rag_pipeline.answers.equivalents import NUMERIC_ORDINAL, durations, passage_values, quarters, slash_dates
 from rag_pipeline.answers.figures import CUR, NUM, ascii_digits, normalise, prepare, value, words_to_digits
 
-KINDS = ("date", "amount", "percentage", "duration", "identifier", "number")
+KINDS = ("date", "amount", "percentage", "duration", "frequency", "identifier", "number")
 SCRIPT_SAMPLE = 2000  # characters of a passage whose letters say its script
 
 # Month names by number: English (and its abbreviations), German, French and Czech (nominative
@@ -186,6 +190,8 @@ def extract(text: str) -> list[Field]:
             for i in range(match.start(), match.end()):
                 taken[i] = True
             found.setdefault((kind, key), Field(kind, key, match.group().strip()))
+    for unit, written in frequencies.stated_by_claim(prepared).items():  # "daily", "every week"
+        found.setdefault(("frequency", unit), Field("frequency", unit, written))
     plain = unicodedata.normalize("NFKC", text)
     for code in re.findall(r"(?<![\w.-])[A-Z]{2,5}(?:\.[A-Z]{2,5})+(?![\w-])", plain):
         found.setdefault(("identifier", code.casefold()), Field("identifier", code.casefold(), code))
@@ -229,6 +235,7 @@ def facts(text: str) -> Facts:
                 keys.add((kind, key))
     keys |= {("date", iso) for iso in slash_dates(prepared)}  # what the passage states in other words (equivalents.py)
     keys |= {("identifier", quarter) for quarter in quarters(prepared)}
+    keys |= {("frequency", unit) for unit in frequencies.stated_by_passage(prepared)}
     values = {v for m in re.finditer(_NUM, prepared) if (v := value(m.group())) is not None}
     values |= passage_values(prepared)
     values |= {k.split(" ")[1] for kind, k in keys if kind == "amount"}
@@ -301,15 +308,31 @@ def terms(text: str) -> set[str]:
             if w not in _STOP and w not in _CURRENCIES}
 
 
+def stem(word: str) -> str:
+    """A word without a plural, past, "-ing" or final "e" ("increases", "increased", "increasing"
+    -> "increas"; "specified" -> "specify"), at least four letters kept: what matches inflected
+    forms of one word where `terms` only drops a plural."""
+    for ending in ("ing", "ied", "ies", "ed", "es", "s", "e"):
+        if word.endswith(ending) and len(word) - len(ending) >= 4:
+            return word[:-len(ending)] + ("y" if ending in ("ied", "ies") else "")
+    return word
+
+
+# A cell of this many words is prose (a specification's "Description" column): its figures stand
+# in its own sentences, which the claim restates, not under a header naming what they measure
+PROSE_CELL_WORDS = 8
+
+
 def _in_table(number: str, passage: Facts, claim_terms: set[str]) -> bool:
     for header, body in passage.tables:
         for cells in body:
             for column, cell in enumerate(cells):
                 if number not in _values(cell):
                     continue
-                row_terms = terms(" ".join(c for i, c in enumerate(cells) if i != column))
+                prose = len(cell.split()) >= PROSE_CELL_WORDS
+                row_terms = terms(" ".join(c for i, c in enumerate(cells) if i != column or prose))
                 head_terms = terms(header[column]) if column < len(header) else set()
-                if row_terms & claim_terms and (not header or head_terms & claim_terms):
+                if row_terms & claim_terms and (prose or not header or head_terms & claim_terms):
                     return True
     return False
 

@@ -45,7 +45,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag_pipeline.answers import denials, fields
+from rag_pipeline.answers import denials, fields, opposites
 from rag_pipeline.answers.figures import normalise
 
 CUES: dict[str, frozenset[str]] = {
@@ -154,39 +154,55 @@ class Reading:
     denied: bool = False
 
 
-def mismatch(claim: str, ranked: Sequence[str | Reading], closest: str | Reading | None = None) -> bool:
+def mismatch(claim: str, ranked: Sequence[str | Reading], also: Sequence[str | Reading] = ()) -> bool:
     """Whether the claim and the passage differ in negation, given the passage's sentences that
-    match the claim best, best first (two are enough), and the one that shares the most words
-    with it where that is another (`closest`: "Data security is no longer an option" shares
-    more of "Data security is an option for businesses" than the sentence the model ranks
-    first, "Businesses must make a serious effort to secure their data"). Only a negation the
-    claim takes up counts (`_takes_up`), not one in a clause the claim leaves out; a sentence
-    denied by the next one counts as negated whole (`Reading`), unless the claim speaks of the
-    past. A claim that affirms is contradicted by the best or the closest sentence negating what
-    it says. A claim that negates needs such a negation in one of them: a claim often joins two
-    sentences ("may use a card for purchases, which should never be routine" from "... may use
-    a card for incidental purchases. Such purchases should never be routine."), and the
-    negation may sit in the second; the condition of a rule ("to the extent that the debtor
-    does not comply ..., the standing trustee may adjourn the meeting") is no negation of the
-    rule ("may not adjourn the meeting")."""
+    match the claim best, best first (two are enough), and those that share the most words with
+    it or with the clause holding its negation where they are others (`also`: "Data security is
+    no longer an option" shares more of "Data security is an option for businesses" than the
+    sentence the model ranks first, "Businesses must make a serious effort to secure their
+    data"). Only a negation the claim takes up counts (`_takes_up`), not one in a clause the
+    claim leaves out; a sentence denied by the next one counts as negated whole (`Reading`),
+    unless the claim speaks of the past. A claim that affirms is contradicted by the best or an
+    `also` sentence negating what it says. A claim that negates needs such a negation in one of
+    them, taken up by the claim or by the clause that negates: a claim often joins two sentences
+    ("may use a card for purchases, which should never be routine" from "... may use a card for
+    incidental purchases. Such purchases should never be routine."), and the negation may sit in
+    the second; the condition of a rule ("to the extent that the debtor does not comply ..., the
+    standing trustee may adjourn the meeting") is no negation of the rule ("may not adjourn the
+    meeting")."""
     if not ranked:
         return False
     best = [_reading(r) for r in ranked[:2]]
-    extra = [] if closest is None else [_reading(closest)]
+    extra = [_reading(r) for r in also]
     if negated(claim):
-        return not any(_negates(read, claim) for read in best + extra)
-    return any(_negates(read, claim) for read in best[:1] + extra)
+        parts = (claim, *negated_clauses(claim))
+        return not any(_negates(read, part, claim) for read in best + extra for part in parts)
+    return any(_negates(read, claim, claim) for read in best[:1] + extra)
+
+
+def negated_clauses(claim: str) -> list[str]:
+    """The clauses of a claim (as `_takes_up` splits a sentence) that hold a negation cue, folded."""
+    tokens = _TOKENS.findall(_folded(claim))
+    _, ends = _clauses(tokens)
+    found = []
+    for start, end in ends:
+        words = [t for t in tokens[start:end] if _is_word(t)]
+        if any(_cue_flags(words, bool(_CZECH_LETTERS.search(" ".join(words))))):
+            found.append(" ".join(tokens[start:end]))
+    return found
 
 
 def _reading(sentence: str | Reading) -> Reading:
     return sentence if isinstance(sentence, Reading) else Reading(sentence)
 
 
-def _negates(read: Reading, claim: str) -> bool:
-    """Whether a passage sentence negates what the claim says: a negation it takes up, or a
-    denial of the whole sentence (not both: a denied negation affirms)."""
+def _negates(read: Reading, said: str, claim: str) -> bool:
+    """Whether a passage sentence negates what `said` (the claim, or its negated clause) says: a
+    negation it takes up, a denial of the whole sentence (unless the claim looks back to when the
+    denied sentence held), or an opposite word ("permanent" for "temporary": opposites.py); an
+    even number of these affirms ("not temporary" says "permanent")."""
     denied = read.denied and not denials.looks_back(claim)
-    return _takes_up(_affixed(read.text, claim), claim) != denied
+    return (_takes_up(_affixed(read.text, said), said) != denied) != opposites.opposed(read.text, said)
 
 
 # What one English negation negates: the words after it, up to the end of its clause (SCOPE words
@@ -257,10 +273,11 @@ def _clauses(tokens: list[str]) -> tuple[list[int], list[tuple[int, int]]]:
 
 
 def _content(tokens: list[str]) -> set[str]:
-    """The content words (fields.terms: stop words out, a plural "s" off) and figures of tokens,
-    auxiliaries and negation cues left out."""
+    """The content words (fields.terms: stop words out, each word stemmed by fields.stem, so that
+    "must not specify" takes up "MUST NOT be specified") and figures of tokens, auxiliaries and
+    negation cues left out."""
     words = [t for t in tokens if _is_word(t) and t not in _AUXILIARIES and t not in _ALL]
-    return fields.terms(" ".join(words)) | {t.replace(",", "") for t in tokens if t[0].isdecimal()}
+    return {fields.stem(w) for w in fields.terms(" ".join(words))} | {t.replace(",", "") for t in tokens if t[0].isdecimal()}
 
 
 def _is_word(token: str) -> bool:

@@ -76,12 +76,12 @@ def test_the_sentence_sharing_most_of_the_claims_words_is_read_beside_the_best_r
     ranked = ["Businesses must make a serious effort to secure their data.", "Data breaches cost money."]
     closest = "Data security is no longer an option;"
     assert not mismatch("Data security is an option for businesses.", ranked)
-    assert mismatch("Data security is an option for businesses.", ranked, closest)
+    assert mismatch("Data security is an option for businesses.", ranked, [closest])
     # a claim that negates finds its negation in the closest sentence too
     assert mismatch("Data security is no longer an option.", ranked)
-    assert not mismatch("Data security is no longer an option.", ranked, closest)
+    assert not mismatch("Data security is no longer an option.", ranked, [closest])
     # the closest sentence affirming changes nothing for a claim that affirms
-    assert not mismatch("Data security is a requirement.", ranked, "Data security is a requirement.")
+    assert not mismatch("Data security is a requirement.", ranked, ["Data security is a requirement."])
 
 
 def test_the_flag_reads_the_sentence_after_the_best_one_and_the_one_sharing_most_words() -> None:
@@ -98,12 +98,18 @@ def test_the_flag_reads_the_sentence_after_the_best_one_and_the_one_sharing_most
     assert support._flag("SUAA can still advocate successfully through lobbying.", [LOBBYING, "Dues are $20.",
                          "That is no longer true."], [0], english) == 0.0
     data = ["Businesses must make a serious effort to secure their data.", "Data security is no longer an option;"]
-    claim = "Data security is an option for businesses."
-    assert support._flag(claim, data, [0, 1], english) == 0.0  # the best ranked alone affirms
-    assert support._flag(claim, data, [0, 1], english, [1, 0]) == 1.0  # the one sharing 3 words, not 2
+    # ranked second, the sentence sharing 3 of the claim's words (not 2) is read too
+    assert support._flag("Data security is an option for businesses.", data, [0, 1], english) == 1.0
     # equal shares: the best ranked decides
     assert support._flag("Data security is an option.", ["Data is an option.", "Security is no longer an option;"],
-                         [0, 1], english, [1, 0]) == 0.0
+                         [0, 1], english) == 0.0
+    # a claim that negates in one of its clauses: the sentence closest to that clause says it,
+    # though neither of the two best for the whole claim does
+    error = ["CFOL007-RECOVERABLE RETENTION REGISTER PROBLEM.", "The module cannot be obtained.",
+             "User should utilize microfilm for research."]
+    claim = "CFOL007 signals a recoverable retention register problem; the module cannot be obtained, so use microfilm."
+    assert support._flag(claim, error, [0, 2], english) == 0.0
+    assert support._flag(claim, [error[0], "The module can be obtained.", error[2]], [0, 2], english) == 1.0
 
 
 @pytest.mark.parametrize("sentence", [

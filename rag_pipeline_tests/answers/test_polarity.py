@@ -105,3 +105,13 @@ def test_hostile_sentences_are_judged(sentence: str, negates: bool) -> None:
     the affirming claim and confirms the negated one; an empty one does the reverse."""
     assert mismatch("w1 x y are allowed.", [sentence]) is negates
     assert mismatch("w1 is not allowed.", [sentence]) is not negates
+
+
+def test_a_negated_word_is_taken_up_in_another_inflection() -> None:
+    """"must not specify" restates "MUST NOT be specified" (OpenAPI 3.1.0's Header Object); the
+    scope's head was compared as written, so the claim's own negation found no match and was
+    flagged, while dropping it went unseen in the same way."""
+    header = "in MUST NOT be specified, it is implicitly in header."
+    assert not mismatch("A Header Object must not specify the in field, since its location is implicitly the header.",
+                        [header])
+    assert mismatch("A Header Object must specify the in field.", [header])
