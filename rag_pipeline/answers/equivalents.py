@@ -15,6 +15,7 @@ Europe).
 from __future__ import annotations
 
 import re
+import unicodedata
 from decimal import Decimal
 
 _ORDINAL_WORDS = {word: n for n, word in enumerate((
@@ -89,3 +90,24 @@ def durations(number: str, unit: str) -> set[tuple[str, str]]:
                     found.add((format(amount.normalize(), "f"), other))
             return found
     return set()
+
+
+_CONNECTORS = frozenset({"of", "and", "for", "the", "&"})
+
+
+def initialisms(text: str) -> frozenset[str]:
+    """The initials of every run of two or more capitalised words ("of", "and", "for", "the" may
+    sit inside a run without counting): a passage naming the "Chief Executive Officer" or the
+    "Business Master File" states the claim's "CEO" or "BMF". Lower-case words break a run, so
+    initials of ordinary prose ("the company expects operating ...") never spell an acronym."""
+    found: set[str] = set()
+    run: list[str] = []
+    for word in [*re.findall(r"[^\W\d_]+|&", unicodedata.normalize("NFKC", text)), "."]:
+        if word[0].isupper():
+            run.append(word[0].casefold())
+            continue
+        if word.casefold() in _CONNECTORS and run:
+            continue
+        found.update("".join(run[i:j]) for i in range(len(run)) for j in range(i + 2, min(len(run), i + 8) + 1))
+        run = []
+    return frozenset(found)

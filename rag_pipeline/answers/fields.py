@@ -43,8 +43,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from rag_pipeline.answers import frequencies
-from rag_pipeline.answers.equivalents import NUMERIC_ORDINAL, durations, passage_values, quarters, slash_dates
+from rag_pipeline.answers import frequencies, rounding
+from rag_pipeline.answers.equivalents import NUMERIC_ORDINAL, durations, initialisms, passage_values, quarters, slash_dates
 from rag_pipeline.answers.figures import CUR, NUM, ascii_digits, normalise, prepare, value, words_to_digits
 
 KINDS = ("date", "amount", "percentage", "duration", "frequency", "identifier", "number")
@@ -104,7 +104,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("date", re.compile(r"\b(?P<d>\d{1,2})" + _DAY_SUFFIX + r"\s+(?:of\s+)?" + _MONTH.format(n="mon") + r",?\s+(?P<y>\d{4})\b")),
     ("date", re.compile(r"\b" + _MONTH.format(n="mon") + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})\b")),
     ("date", re.compile(r"\b(?P<d>\d{1,2})\.\s?(?P<m>\d{1,2})\.\s?(?P<y>\d{4})\b")),
-    ("date", re.compile(r"\b" + _MONTH.format(n="mon") + r",?\s+(?P<y>\d{4})\b")),
+    ("date", re.compile(r"\b" + _MONTH.format(n="mon") + r",?\s+(?:of\s+)?(?P<y>\d{4})\b")),  # "January of 2015"
     ("amount", re.compile(rf"(?P<cur>{_CUR})\s?(?P<num>{_NUM}){_MULT}")),
     ("amount", re.compile(rf"(?<![\w.,])(?P<num>{_NUM}){_MULT}\s?(?P<cur>{_CUR})")),
     ("percentage", re.compile(rf"(?<![\w.,])(?P<num>{_NUM})\s?(?:%|percent\b|per\s+cent\b)")),
@@ -125,6 +125,7 @@ class Field:
     kind: str  # one of KINDS
     key: str  # the normalised value both sides are compared by
     text: str  # as the claim wrote it
+    approximate: bool = False  # a figure the claim rounds ("about 1.5 million"): stated by what rounds to it
 
     def describe(self) -> str:
         return f"{self.kind} {self.text!r}"
@@ -144,6 +145,7 @@ class Facts:
     tables: tuple[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]], ...] = ()  # (header cells, rows)
     initialisms: frozenset[str] = frozenset()  # what its capitalised names abbreviate to ("Chief Executive Officer": ceo)
     latin: bool = True  # written mostly in Latin letters (`latin`): else a claim's names are written otherwise there
+    heading: str = ""  # the chunk's section path, normalised: it names what the passage is about
 
 
 def _key(kind: str, match: re.Match[str]) -> str | None:
@@ -189,7 +191,8 @@ def extract(text: str) -> list[Field]:
                 continue
             for i in range(match.start(), match.end()):
                 taken[i] = True
-            found.setdefault((kind, key), Field(kind, key, match.group().strip()))
+            rounded = kind in ("amount", "percentage", "number") and rounding.rounded_at(prepared, match.start())
+            found.setdefault((kind, key), Field(kind, key, match.group().strip(), rounded))
     for unit, written in frequencies.stated_by_claim(prepared).items():  # "daily", "every week"
         found.setdefault(("frequency", unit), Field("frequency", unit, written))
     plain = unicodedata.normalize("NFKC", text)
@@ -223,9 +226,10 @@ def canonical(text: str) -> str:
     return prepared
 
 
-def facts(text: str) -> Facts:
+def facts(text: str, heading: str = "") -> Facts:
     """Everything a passage states, by kind, plus each numeric value wherever it stands (inside a
-    date or an amount too): a claim's bare number is stated by any of them."""
+    date or an amount too): a claim's bare number is stated by any of them. The chunk's section
+    path (`heading`) states names too: "DPR" in a passage under "3 Dense Passage Retriever (DPR)"."""
     prepared = prepare(text)
     keys: set[tuple[str, str]] = set()
     for kind, pattern in _PATTERNS:
@@ -247,28 +251,8 @@ def facts(text: str) -> Facts:
     prose = "\n".join(line for line in _lines(text) if not line.lstrip().startswith("|"))
     return Facts(frozenset(keys), frozenset(values), frozenset(currencies),
                  "%" in prepared or bool(re.search(r"\bper\s?cent", prepared)), prepared,
-                 frozenset(_values(prose)), _tables(text), _initialisms(text), latin(text[:SCRIPT_SAMPLE]))
-
-
-_CONNECTORS = frozenset({"of", "and", "for", "the", "&"})
-
-
-def _initialisms(text: str) -> frozenset[str]:
-    """The initials of every run of two or more capitalised words ("of", "and", "for", "the" may
-    sit inside a run without counting): a passage naming the "Chief Executive Officer" or the
-    "Business Master File" states the claim's "CEO" or "BMF". Lower-case words break a run, so
-    initials of ordinary prose ("the company expects operating ...") never spell an acronym."""
-    found: set[str] = set()
-    run: list[str] = []
-    for word in [*re.findall(r"[^\W\d_]+|&", unicodedata.normalize("NFKC", text)), "."]:
-        if word[0].isupper():
-            run.append(word[0].casefold())
-            continue
-        if word.casefold() in _CONNECTORS and run:
-            continue
-        found.update("".join(run[i:j]) for i in range(len(run)) for j in range(i + 2, min(len(run), i + 8) + 1))
-        run = []
-    return frozenset(found)
+                 frozenset(_values(prose)), _tables(text), initialisms(text) | initialisms(heading), latin(text[:SCRIPT_SAMPLE]),
+                 normalise(heading))
 
 
 def _lines(text: str) -> list[str]:
@@ -309,18 +293,15 @@ def terms(text: str) -> set[str]:
 
 
 def stem(word: str) -> str:
-    """A word without a plural, past, "-ing" or final "e" ("increases", "increased", "increasing"
-    -> "increas"; "specified" -> "specify"), at least four letters kept: what matches inflected
-    forms of one word where `terms` only drops a plural."""
+    """A word without a plural, past, "-ing" or final "e" ("increased" -> "increas", "specified"
+    -> "specify"), four letters kept: inflected forms alike, where `terms` drops only a plural."""
     for ending in ("ing", "ied", "ies", "ed", "es", "s", "e"):
         if word.endswith(ending) and len(word) - len(ending) >= 4:
             return word[:-len(ending)] + ("y" if ending in ("ied", "ies") else "")
     return word
 
 
-# A cell of this many words is prose (a specification's "Description" column): its figures stand
-# in its own sentences, which the claim restates, not under a header naming what they measure
-PROSE_CELL_WORDS = 8
+PROSE_CELL_WORDS = 8  # a cell this long is prose ("Description"): its figures stand in its sentences
 
 
 def _in_table(number: str, passage: Facts, claim_terms: set[str]) -> bool:
@@ -339,7 +320,11 @@ def _in_table(number: str, passage: Facts, claim_terms: set[str]) -> bool:
 
 def stated(field: Field, passage: Facts, claim_terms: set[str] | None = None) -> bool:
     """Whether the passage states the field (by the rules of the module docstring); a figure only
-    a table holds needs the claim's terms (`terms(claim)`) to find its row and column."""
+    a table holds needs the claim's terms (`terms(claim)`) to find its row and column; a rounded
+    figure, a value that rounds to it (and the currency or per cent sign it names)."""
+    if field.approximate and rounding.rounds_to(field.key.split(" ")[-1], passage.values):
+        return field.kind == "number" or (field.kind == "percentage" and passage.has_percent) or (
+            field.kind == "amount" and field.key.split(" ")[0] in passage.currencies)
     if field.kind in ("number", "amount", "percentage") and passage.tables:
         number = field.key.split(" ")[-1]
         if number not in passage.prose_values and not _in_table(number, passage, claim_terms or set()):
@@ -364,9 +349,12 @@ def stated(field: Field, passage: Facts, claim_terms: set[str] | None = None) ->
         return any(kind == "duration" and (key.split(" ")[0], key.split(" ")[-1]) in other and "working" not in key
                    for kind, key in passage.keys)
     if field.kind == "identifier":
-        return (re.search(rf"(?<![\w]){re.escape(field.key)}(?![\w])", passage.text) is not None
+        return (any(re.search(rf"(?<![\w]){re.escape(field.key)}(?![\w])", text) for text in (passage.text, passage.heading))
                 or field.key in passage.initialisms)
     return field.key in passage.values
+
+
+_ROUNDED = ("amount", "percentage", "number")
 
 
 def missing(claim: str, claim_fields: list[Field], passage: Facts) -> list[Field]:

@@ -29,6 +29,8 @@ _PAIRS = (
     ("profit", "loss"), ("gain", "loss"), ("success", "failure"), ("succeed", "fail"), ("online", "offline"),
     ("synchronous", "asynchronous"), ("upstream", "downstream"), ("ascending", "descending"),
     ("encrypted", "unencrypted"), ("valid", "invalid"), ("legal", "illegal"), ("paid", "unpaid"),
+    ("extend", "retract"), ("manual", "automatic"), ("manually", "automatically"), ("add", "remove"), ("added", "removed"),
+    ("import", "export"), ("horizontal", "vertical"), ("north", "south"), ("east", "west"), ("male", "female"),
     ("befristet", "unbefristet"), ("erlaubt", "verboten"), ("pflicht", "freiwillig"), ("erhöht", "gesenkt"),
     ("temporaire", "permanent"), ("obligatoire", "facultatif"), ("obligatoire", "facultative"), ("autorisé", "interdit"),
     ("hausse", "baisse"), ("augmentation", "diminution"),

@@ -212,6 +212,9 @@ _CLAUSE_MARKS = frozenset(",;:()[]")
 _CLAUSE_WORDS = frozenset("and but which while whereas although though because unless except if when where however".split())
 # words before a scope's head that say which or how many, not what: "no other data privileges"
 _DETERMINERS = frozenset("other such more further additional some every certain".split())
+# words between a cue and its head that say when or how surely, not what: "not yet used", "not
+# always required", "not even listed" (an "-ly" adverb is skipped by its ending)
+_ADVERBS = frozenset("yet also even always ever still just quite very so too necessarily".split())
 _AUXILIARIES = frozenset("should would shall could might have has had do does did been being will".split())
 _TOKENS = re.compile(r"[^\W\d_]+|\d+(?:[.,]\d+)*|[,;:()\[\]]")
 
@@ -256,7 +259,7 @@ def _in_scope(scope: list[str], said: set[str]) -> bool:
     if not found or (figures and not figures & said):
         return False
     heads = (_content([t]) for t in scope
-             if _is_word(t) and t not in _DETERMINERS and not (len(t) > 4 and t.endswith("ly")))
+             if _is_word(t) and t not in _DETERMINERS and t not in _ADVERBS and not (len(t) > 4 and t.endswith("ly")))
     return bool(next((word for word in heads if word), set()) & said)
 
 

@@ -253,7 +253,7 @@ def _judge_support(conn: psycopg.Connection, embedder: Embedder, draft: Draft, c
             claim_fields = exact.extract(said[number]) if claim_fields is None else claim_fields
             assert check.chunk is not None
             if check.chunk_id not in facts:
-                facts[check.chunk_id] = exact.facts(check.chunk["text"])
+                facts[check.chunk_id] = exact.facts(check.chunk["text"], " / ".join(check.chunk.get("section_path") or ()))
             passage = facts[check.chunk_id]
             absent = exact.missing(said[number], claim_fields, passage)
             if absent:

@@ -29,6 +29,8 @@ ROW = "| 08/12/2015 | 10/12/2015 | 08/13/2015 | Chevron | San Ramon | 430 | Layo
     ("Cash advances are allowed.", "Cash advances are prohibited."),
     ("Das Arbeitsverhältnis ist befristet.", "Das Arbeitsverhältnis ist unbefristet."),
     ("La participation est obligatoire.", "La participation est facultative."),
+    ("MCAS activates in manual flight with the flaps extended.", "MCAS activates in manual flight with the flaps retracted."),
+    ("Version 2 added the export command.", "Version 2 removed the export command."),
 ])
 def test_the_opposite_word_in_the_sentence_is_a_mismatch(claim: str, sentence: str) -> None:
     assert opposed(sentence, claim) and mismatch(claim, [sentence])

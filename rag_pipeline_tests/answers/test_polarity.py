@@ -115,3 +115,11 @@ def test_a_negated_word_is_taken_up_in_another_inflection() -> None:
     assert not mismatch("A Header Object must not specify the in field, since its location is implicitly the header.",
                         [header])
     assert mismatch("A Header Object must specify the in field.", [header])
+
+
+def test_a_word_of_time_between_the_negation_and_its_head_is_skipped() -> None:
+    """"not yet used": the negated word is "used", not "yet" (a claim saying "already used" was
+    passed, its head never found)."""
+    servo = "Servo is not yet used in consumer-oriented browsers."
+    assert mismatch("Servo is already used in consumer browsers.", [servo])
+    assert not mismatch("Servo is not used in consumer browsers yet.", [servo])

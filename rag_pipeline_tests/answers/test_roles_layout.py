@@ -61,3 +61,21 @@ def test_hostile_layouts_are_judged() -> None:
     assert misplaced("It has 5 plants and 7 sites.", lone) == []
     chain = rejoined(["No."] + ["1 No."] * 100000)
     assert len(chain) == 1 and chain[0].count("No.") == 100001
+
+
+def test_each_figure_of_a_claim_is_read_with_its_own_words() -> None:
+    """The words beside a claim's figure say what it is the figure of, not every word of the claim:
+    "the two AOA sensors" in a claim that goes on about a threshold and the flight had been given
+    to the footnote mark "10" after "flight control laws" (the Federal Register AD of the shared
+    corpus, as indexed: footnote marks stay). A figure given to another subject is still caught."""
+    ad = ("To ensure that an erroneous signal from a failed single AOA sensor does not prevent continued safe flight "
+          "and landing, the FAA proposes to require installation of updated FCC software with revised flight "
+          "control laws 10 associated with MCAS. The updated FCC software would also compare the inputs from the "
+          "two sensors to detect a failed AOA sensor. If the difference between the AOA sensor inputs is above a "
+          "calculated threshold,11 the FCC would disable the speed trim system (STS), including its MCAS function, "
+          "for the remainder of that flight.")
+    claim = ("The updated FCC software compares the inputs of the two AOA sensors and, if their difference is above a "
+             "calculated threshold, disables the speed trim system, including MCAS, for the remainder of that flight.")
+    assert misplaced(claim, ad) == []
+    found = misplaced("The FCC software compares the inputs of 10 AOA sensors.", ad)
+    assert [(m.figure, m.rival) for m in found] == [("10", "2")]
