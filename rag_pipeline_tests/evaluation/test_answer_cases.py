@@ -80,10 +80,17 @@ def test_the_man_page_cases_are_report_only_and_cite_the_generalisation_sets_doc
     assert expected.count("supported") == expected.count("unsupported") == len(expected) // 2
 
 
-@pytest.mark.parametrize("path", [HELD_OUT_2, HELD_OUT_3])
+LATER_HELD_OUT = sorted((PROJECT_ROOT / "evalsets" / "answers").glob("heldout[0-9]_answers.yaml"))
+
+
+def test_the_later_held_out_sets_are_found() -> None:
+    assert HELD_OUT_2 in LATER_HELD_OUT and HELD_OUT_3 in LATER_HELD_OUT
+
+
+@pytest.mark.parametrize("path", LATER_HELD_OUT, ids=lambda p: p.name)
 def test_the_later_held_out_cases_are_report_only_and_cite_passages_no_other_set_cites(path: Path) -> None:
     cases = load_answer_cases(path)
-    others = [c for other in (ANSWERS, HELD_OUT, MAN_PAGES, HELD_OUT_2, HELD_OUT_3) if other != path
+    others = [c for other in (ANSWERS, HELD_OUT, MAN_PAGES, *LATER_HELD_OUT) if other != path
               for c in load_answer_cases(other)]
     assert len(cases) >= 50 and len({c.id for c in cases}) == len(cases) and not {c.id for c in cases} & {c.id for c in others}
     assert all(c.split == "report" and not c.in_calibration_split for c in cases)  # never calibrated on
