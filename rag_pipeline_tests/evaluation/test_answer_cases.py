@@ -92,7 +92,7 @@ def test_the_later_held_out_cases_are_report_only_and_cite_passages_no_other_set
     cases = load_answer_cases(path)
     others = [c for other in (ANSWERS, HELD_OUT, MAN_PAGES, *LATER_HELD_OUT) if other != path
               for c in load_answer_cases(other)]
-    assert len(cases) >= 50 and len({c.id for c in cases}) == len(cases) and not {c.id for c in cases} & {c.id for c in others}
+    assert len(cases) >= 40 and len({c.id for c in cases}) == len(cases) and not {c.id for c in cases} & {c.id for c in others}
     assert all(c.split == "report" and not c.in_calibration_split for c in cases)  # never calibrated on
     cites = [cite for c in cases for claim in c.claims for cite in claim.cites]
     assert all((CORPUS / "docs" / str(cite.source)).is_file() and cite.evidence for cite in cites)
@@ -102,7 +102,7 @@ def test_the_later_held_out_cases_are_report_only_and_cite_passages_no_other_set
         for claim in case.claims:  # a claim's label and its citations' agree
             assert claim.cites and {cite.expect for cite in claim.cites} == {"ok" if claim.expect == "supported" else "unsupported"}
     expected = [claim.expect for c in cases for claim in c.claims]
-    assert expected.count("supported") >= 30 and expected.count("unsupported") >= 20
+    assert expected.count("supported") >= 20 and expected.count("unsupported") >= 20
 
 
 def test_evidence_resolves_and_cases_come_out_as_labelled_on_a_real_sync(
