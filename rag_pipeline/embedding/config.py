@@ -20,3 +20,6 @@ class EmbeddingConfig(BaseModel):
     device: Text = Field("cpu", min_length=1, description="a torch device name such as cpu")
     # auto = fastest measured here of those matching torch fp32 (embedding/backend_choice.py)
     backend: Literal[EMBEDDING_BACKENDS] = AUTO  # type: ignore[valid-type]
+    # a second vector, from the multilingual model, for each chunk of a document not in English:
+    # what a question in another language than the document is found by (sync/multilingual.py)
+    multilingual: bool = True

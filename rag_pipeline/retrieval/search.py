@@ -20,7 +20,7 @@ from rag_pipeline import store
 from rag_pipeline.cleaning.safety import as_indexed
 from rag_pipeline.common.groups import group_problem
 from rag_pipeline.common.text import storable
-from rag_pipeline.embedding import Embedder, ModelError
+from rag_pipeline.embedding import Embedder, ModelError, multilingual
 from rag_pipeline.errors import UsageError
 from rag_pipeline.retrieval import rerank
 from rag_pipeline.retrieval.model_embedder import embedder_for_model
@@ -32,10 +32,15 @@ MAX_GROUPS = 256  # a caller in more groups than this is a configuration error, 
 MAX_USER_CHARS = 256
 MAX_K = 1000  # results of one search: more is a scan of the index, not a question (each is logged)
 RUNNERS_UP = 10  # candidates ranked after the k returned ones, kept in the log to explain the cut
-BRANCHES = ("vector", "fulltext", "rerank")  # retrieval branches whose rank/score a hit carries
+BRANCHES = ("vector", "fulltext", "multilingual", "rerank")  # retrieval branches whose rank/score a hit carries
 MODES = ("vector", "fulltext", "hybrid", "hybrid+rerank")
 DEFAULT_MODE = "hybrid+rerank"
 RERANK_DEPTH = 50  # fused candidates the rerank stage reorders before the top k are kept
+# The multilingual list (store/multilingual_vectors.py) leaves out a non-English chunk less similar
+# than this to the question by the multilingual model: below it, e5's neighbours are on another
+# matter, and each would take a place in the fusion from the index's own lists. Fitted on the
+# calibration half of evalsets/corpus (bench/README.md, "Multilingual vectors").
+MULTILINGUAL_FLOOR = 0.76
 
 
 class QueryError(UsageError):
@@ -138,13 +143,15 @@ def search(
     with pipelined_transaction(conn):  # the groups set below hold for this transaction only
         store.search_log.set_session_groups(conn, groups)
         prepared = store.search_prepare.prepare(conn, text, groups, view, vector=mode != "fulltext",
-                                        calibration_mode=DEFAULT_MODE, log=log)
+                                        calibration_mode=DEFAULT_MODE, log=log,
+                                        multilingual_model=multilingual.MODEL if mode.startswith("hybrid") else None)
         if prepared.model is not None:
             embedder = _checked(conn, prepared.model, embedder)
         model_id = None if prepared.model is None else int(prepared.model["id"])
         ranked: list[Hit] = []
         plan = prepared.plan
         fulltext: dict[str, Any] | None = None
+        crossed: dict[str, Any] | None = None  # how the multilingual list ran, for the log
         # a query of no letter or digit ("🙂🙂", "!!! |||") has no term for full text and only
         # unknown word pieces for the model: any chunk it found would be chance, so none is
         if model_id is not None and groups and any(ch.isalnum() for ch in text):
@@ -152,12 +159,14 @@ def search(
             reranked = mode == "hybrid+rerank"
             fetch = max(k, min(k + RUNNERS_UP, store.search.CANDIDATES))  # the same candidate pool as k alone
             depth = max(fetch, RERANK_DEPTH) if reranked else fetch
+            listed, crossed = _multilingual(text, prepared, plan)
             rows = store.search.search_chunks(conn, vector, text, groups, model_id, depth, view,
                                               candidates=max(store.search.CANDIDATES, depth),
                                               mode="hybrid" if reranked else mode,
                                               plan=plan or store.search.EXACT, terms=prepared.terms,
                                               transaction=False, sections=reference_keys(text),
-                                              migrated=prepared.migrated, corpus_chunks=prepared.corpus_chunks)
+                                              migrated=prepared.migrated, corpus_chunks=prepared.corpus_chunks,
+                                              multilingual=listed)
             ranked = [_hit(r) for r in rows]
             fulltext = rows[0].get("fulltext_plan") if rows else None
             if reranked:
@@ -170,25 +179,50 @@ def search(
                 results=[h.to_dict(with_text=False) for h in hits],
                 candidates=[h.to_dict(with_text=False) for h in ranked[k:]],
                 caller=user, searched_at=prepared.searched_at,
-                strategy=_strategy(plan, fulltext, prepared.rerank if mode == "hybrid+rerank" else False),
+                strategy=_strategy(plan, fulltext, prepared.rerank if mode == "hybrid+rerank" else False, crossed),
                 log_id=prepared.log_id,
             )
     return hits
 
 
+def _multilingual(text: str, prepared: store.search_prepare.Prepared, plan: store.search.VectorPlan | None,
+                  ) -> tuple[store.multilingual_vectors.Query | None, dict[str, Any] | None]:
+    """The question's multilingual list, when the index holds multilingual vectors (a document not
+    in English): the question encoded by that model (about 12 ms), read as the vector plan reads
+    (exact for a selective caller, the index walk for a broad one); and its record for the log.
+
+    A multilingual model that fails (a damaged install) leaves the list out rather than the
+    search: the index's own model and full text still answer, and the log records why the list
+    was missing, so an explanation of the result never hides it."""
+    if not prepared.multilingual:
+        return None, None
+    record: dict[str, Any] = {"model": multilingual.MODEL, "floor": MULTILINGUAL_FLOOR}
+    try:
+        vector = multilingual.encode_queries([text])[0]
+    except multilingual.MultilingualModelError as exc:
+        return None, {**record, "unavailable": str(exc)[:500]}
+    return store.multilingual_vectors.Query(vector, multilingual.MODEL, MULTILINGUAL_FLOOR,
+                                            walk=plan is not None and plan.strategy == "index"), record
+
+
 def _strategy(plan: store.search.VectorPlan | None, fulltext: dict[str, Any] | None,
-              weights: dict[str, Any] | None | bool = False) -> dict[str, Any] | None:
+              weights: dict[str, Any] | None | bool = False, crossed: dict[str, Any] | None = None,
+              ) -> dict[str, Any] | None:
     """How the search ran, for the log: the vector plan's record, and in hybrid modes under
     `fulltext` the full-text branch's (terms taken rarest first, rows read, whether the MaxScore
     bound proved it exact). A full-text search logs the latter alone, under the same key. A
     reranked search logs under `rerank` the fitted weights it used (`weights`: the
-    rerank_calibrations row's id and weights; None: the defaults; False: no rerank)."""
+    rerank_calibrations row's id and weights; None: the defaults; False: no rerank); a search
+    over an index with multilingual vectors logs `crossed` (the list's model and floor, and why
+    it was left out if it was) under `multilingual`."""
     found = plan.to_dict() if plan is not None else None
     if fulltext:
         found = {**(found or {}), "fulltext": fulltext}
     if weights is not False:
         used = {"calibration_id": None, "weights": rerank.WEIGHTS} if weights is None else weights
         found = {**(found or {}), "rerank": used}
+    if crossed:
+        found = {**(found or {}), "multilingual": crossed}
     return found
 
 

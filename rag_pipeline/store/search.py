@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from rag_pipeline.store import bm25, direct_read, search_sections
+from rag_pipeline.store import bm25, direct_read, multilingual_vectors, search_sections
 from rag_pipeline.store._sql import rows
 from rag_pipeline.store.search_view import (  # noqa: F401 -- re-exported: store.search.View is the API
     VECTOR,
@@ -30,6 +30,7 @@ from rag_pipeline.store.search_view import (  # noqa: F401 -- re-exported: store
     _version_filter,
     _visibility,
     _where,
+    index_model_id,
     vector_sql,
 )
 
@@ -204,6 +205,7 @@ def search_chunks(
     sections: Sequence[str] = (),
     migrated: bool = True,
     corpus_chunks: float | None = None,
+    multilingual: multilingual_vectors.Query | None = None,
 ) -> list[dict[str, Any]]:
     """Vector and/or full-text candidates, fused by reciprocal rank in hybrid mode. Each row
     carries its rank and score in each branch (`vector_*`, `fulltext_*`; None where the branch did
@@ -230,7 +232,8 @@ def search_chunks(
     the model has no vector in model_vectors (search_prepare.Prepared.migrated), so the statement
     need not look there. `corpus_chunks`: the corpus size estimate `prepare` read (None: read
     here), which decides with the caller's live chunks how full-text candidates are found
-    (bm25.reads_by_version).
+    (bm25.reads_by_version). `multilingual`: in hybrid mode, the list of non-English chunks
+    nearest the question by the multilingual model (store/multilingual_vectors.py).
     """
     found_terms, live = terms if terms is not None else bm25.query_terms(conn, query_text, None, groups,
                                                                            live=view.live)
@@ -238,7 +241,7 @@ def search_chunks(
         corpus_chunks = direct_read.corpus_chunks(conn) if mode != "vector" else 0
     depth = max(candidates, k)
     sql, params, ranking = _first_statement(query_vector, groups, model_id, k, view, depth, mode, plan,
-                                            found_terms, live, sections, migrated, corpus_chunks)
+                                            found_terms, live, sections, migrated, corpus_chunks, multilingual)
     inline = ranking is not None and ranking.empty is None
     with conn.transaction() if transaction else nullcontext():  # the index settings hold for this transaction only
         if plan.strategy == "index":
@@ -255,7 +258,7 @@ def search_chunks(
                                        _filter_params(groups, model_id, view), depth, budget=bm25.ROW_BUDGET,
                                        live_chunks=live, corpus_chunks=corpus_chunks, ranking=ranking)
                     sql, params = _search_sql(query_vector, groups, model_id, k, view, depth, mode, plan,
-                                              found_terms, None, ranked, sections, migrated)
+                                              found_terms, None, ranked, sections, migrated, multilingual)
                     found = rows(conn, sql, params, prepare=True)
             record = ranked.record if ranked is not None else None
     for r in found:
@@ -294,7 +297,7 @@ def explain_search(
 def _first_statement(
     query_vector: np.ndarray, groups: Sequence[str], model_id: int, k: int, view: View, depth: int, mode: str,
     plan: VectorPlan, terms: Sequence[bm25.Term], live: int, sections: Sequence[str] = (), migrated: bool = True,
-    corpus_chunks: float = 0,
+    corpus_chunks: float = 0, multilingual: multilingual_vectors.Query | None = None,
 ) -> tuple[str, dict[str, Any], bm25.Ranking | None]:
     """The search statement as it first runs (search_chunks, and what explain_search shows): the
     full-text branch's first try inline, or its empty list when no term can match; and the
@@ -306,7 +309,7 @@ def _first_statement(
     inline = ranking is not None and ranking.empty is None
     sql, params = _search_sql(query_vector, groups, model_id, k, view, depth, mode, plan, terms,
                               ranking if inline else None, None if inline or ranking is None else ranking.empty,
-                              sections, migrated)
+                              sections, migrated, multilingual)
     return sql, params, ranking
 
 
@@ -324,15 +327,19 @@ def _search_sql(
     ranked: bm25.Ranked | None,
     sections: Sequence[str] = (),
     migrated: bool = True,
+    multilingual: multilingual_vectors.Query | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The statement of `search_chunks` and its parameters. The full-text branch is either the
     first try of `ranking` inline (its CTEs, with what it found as two more columns) or the
     list `ranked` already proven by bm25.rank; vector mode has neither. Named `sections` add the
-    structural branch to a hybrid search."""
+    structural branch to a hybrid search, a `multilingual` query the list of its nearest
+    non-English chunks."""
     where = _where(view, migrated)
     params = {**_filter_params(groups, model_id, view), **search_sections.params(sections)}
     structural = mode == "hybrid" and bool(sections)
     fused = search_sections.fused(_FUSED[mode]) if structural else _FUSED[mode]
+    fused, xl_branch, xl_columns = multilingual_vectors.parts(fused, where, multilingual if mode == "hybrid" else None,
+                                                              params)
     if ranking is not None:
         ctes = bm25.candidate_ctes(where, _version_filter(view), ranking.by_version)
         fts = "SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk FROM fts_top"
@@ -353,6 +360,7 @@ def _search_sql(
         {fts} ORDER BY rnk LIMIT %(cand)s
     ), vec AS ({_vector_branch(plan, where, view, migrated) if mode != "fulltext" else _NO_VECTOR}
     ), sec AS ({search_sections.branch(where) if structural else _NO_VECTOR}
+    ), xl AS ({xl_branch}
     ), fused AS (
         {fused}
     ), best AS MATERIALIZED (  -- the k best first, then their rows by primary key (never a join
@@ -361,7 +369,7 @@ def _search_sql(
     SELECT c.id AS chunk_id, d.source, d.uri, v.version_no, v.id AS version_id, v.status,
            v.acl_groups, c.section_path, c.page_start, c.page_end, c.char_start, c.char_end, c.text,
            f.rrf, f.vec_rank AS vector_rank, f.vec_score AS vector_score, f.fts_rank AS fulltext_rank,
-           f.fts_score AS fulltext_score, 1 - ({vector_sql(migrated)} <=> %(qvec)s) AS similarity,
+           f.fts_score AS fulltext_score, {xl_columns}, 1 - ({vector_sql(migrated)} <=> %(qvec)s) AS similarity,
            c.ts_config::text AS ts_config, {search_sections.MATCH_COLUMN},
            coalesce((SELECT sum(i.idf) FROM unnest(c.tsv) u JOIN fts_idf i ON i.cfg = c.ts_config AND i.lexeme = u.lexeme)
                     / nullif((SELECT dn.v FROM unnest(%(d_cfg)s::regconfig[], %(d_val)s::float8[]) AS dn(cfg, v)
@@ -387,12 +395,3 @@ _IDF_ONLY = ("fts_idf AS (SELECT * FROM unnest(%(s_cfg)s::regconfig[], %(s_lex)s
 
 # The vector branch of a full-text search: nothing (the fused rows come from fts alone).
 _NO_VECTOR = "SELECT NULL::bigint AS id, NULL::bigint AS rnk, NULL::float8 AS score WHERE false"
-
-
-def index_model_id(conn: psycopg.Connection, view: View = View()) -> int | None:
-    """The model of the index a query sees: queries must embed with it."""
-    row = conn.execute(
-        _model_sql(view),
-        {"as_of": view.as_of, "preview_run": view.preview_run},
-    ).fetchone()
-    return row[0] if row else None

@@ -39,11 +39,13 @@ class Prepared:
     rerank: dict[str, Any] | None = None  # the rerank weights in force: {"calibration_id", "weights"}; None: defaults
     migrated: bool = True  # some vectors of the model are in model_vectors (False: the search need not look there)
     corpus_chunks: float = 0  # PostgreSQL's estimate of the chunks table's rows (store/direct_read.py)
+    multilingual: bool = False  # the index holds vectors of `multilingual_model` (migration 034)
 
 
 def prepare(
     conn: psycopg.Connection, query_text: str, groups: Sequence[str], view: search.View = search.View(), *,
     vector: bool = True, calibration_mode: str | None = None, log: bool = False, exact_max_rows: int | None = None,
+    multilingual_model: str | None = None,
 ) -> Prepared:
     """One round trip for everything `search_chunks` and the refusal decision need besides the
     query vector (run it in the caller's transaction, after set_session_groups): the model of
@@ -52,7 +54,8 @@ def prepare(
     statistics kept at publish, which `plan_vector`'s count equals; for another view counted as
     `plan_vector` counts it: one more index probe than the exact limit for a broad caller), the
     query's terms and statistics (store/bm25.py), the corpus size estimate, the calibration, and
-    a search log id (when `log`). The exact limit is EXACT_MAX_ROWS grown with the corpus
+    a search log id (when `log`), whether the index holds vectors of `multilingual_model`
+    (migration 034; None: not asked). The exact limit is EXACT_MAX_ROWS grown with the corpus
     (store/direct_read.py) unless `exact_max_rows` fixes it."""
     floor = search.EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows  # read now: a setting
     grows = exact_max_rows is None
@@ -77,10 +80,11 @@ def prepare(
            CASE WHEN %(log)s THEN nextval(pg_get_serial_sequence('search_log', 'id')) END AS log_id,
            coalesce(rag_model_migrated((SELECT id FROM search_model)), false) AS migrated,
            {direct_read.CORPUS_CHUNKS_SQL} AS corpus_chunks,
+           %(xl_model)s::text IS NOT NULL AND rag_multilingual_present(%(xl_model)s) AS multilingual,
            {bm25.TERM_COLUMNS}
     """  # noqa: S608 -- fixed fragments; values are parameters
     params = {**_filter_params(groups, 0, view), **bm25.term_params(query_text, groups, live=live),
-              "floor": floor, "calibration_mode": calibration_mode, "log": log}
+              "floor": floor, "calibration_mode": calibration_mode, "log": log, "xl_model": multilingual_model}
     found = rows(conn, sql, params, prepare=True)[0]
     model = found["model"]
     corpus = float(found["corpus_chunks"] or 0)
@@ -92,4 +96,5 @@ def prepare(
         estimate = min(int(found["fts_live"]), limit + 1) if live else int(found["estimate"])
         plan = _plan(estimate, model["dimension"], found["index"], limit, migrated=found["migrated"])
     return Prepared(found["searched_at"], model, bm25.terms_from(found["fts_terms"], found["fts_live"]), plan,
-                    found["calibration"], found["log_id"], found["rerank"], bool(found["migrated"]), corpus)
+                    found["calibration"], found["log_id"], found["rerank"], bool(found["migrated"]), corpus,
+                    bool(found["multilingual"]))

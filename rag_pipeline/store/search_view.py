@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import psycopg
+
 
 @dataclass(frozen=True)
 class View:
@@ -102,3 +104,12 @@ def _version_filter(view: View) -> str:
 def _filter_params(groups: Sequence[str], model_id: int, view: View) -> dict[str, Any]:
     return {"groups": list(groups), "model_id": model_id, "as_of": view.as_of, "preview_run": view.preview_run,
             "view_model": view.model_id}
+
+
+def index_model_id(conn: psycopg.Connection, view: View = View()) -> int | None:
+    """The model of the index a query sees: queries must embed with it."""
+    row = conn.execute(
+        _model_sql(view),
+        {"as_of": view.as_of, "preview_run": view.preview_run},
+    ).fetchone()
+    return row[0] if row else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 from rag_pipeline import store
 from rag_pipeline.embedding import Embedder
 from rag_pipeline.errors import GateFailedError
+from rag_pipeline.sync import multilingual
 from rag_pipeline.sync.context import SyncContext
 from rag_pipeline.sync.counts import Counts
 from rag_pipeline.sync.gate import run_gate
@@ -44,10 +45,16 @@ def finish_idle_run(ctx: SyncContext, embedder: Embedder) -> PublishResult | Non
     """Finish a run whose plan recorded no work item (nothing new, changed, moved in access or
     gone) right after plan, with the verdict and status steps 7 and 8 would record (the gate's
     reason for an unchanged index, status `nothing_to_do`), so the job can skip the steps
-    between: they cost a no-op sync most of its time. None when there is work."""
+    between: they cost a no-op sync most of its time. None when there is work.
+
+    An idle run still gives the live index the multilingual vectors it lacks (an index synced
+    before migration 034, or with `embedding.multilingual` off until now): they are derived
+    from live chunks, so nothing new becomes visible."""
     with ctx.connect() as conn:
         if store.work_items.item_stage_counts(conn, ctx.run_id):
             return None
+    if ctx.config.embedding.multilingual and any((caught := multilingual.embed_missing(ctx)).values()):
+        ctx.record_counts("multilingual", caught)
     run_gate(ctx, embedder)  # nothing staged: records why and loads no model
     return publish_run(ctx)
 

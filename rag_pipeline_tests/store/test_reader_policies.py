@@ -249,7 +249,11 @@ def test_migration_014_marks_the_text_match_leakproof_and_nothing_else(superuser
         "SELECT tablename, qual FROM pg_policies WHERE policyname = 'reader_groups'")}
     assert set(policies) == {"chunks", "document_versions", "documents", "fts_acl_terms", "fts_acl_corpus",  # 015
                              "document_live_access",  # 019
-                             "model_vectors"}  # 023
+                             "model_vectors",  # 023
+                             "chunk_multilingual"}  # 034
+    # a multilingual vector is visible exactly when its chunk is: its policy looks the chunk up,
+    # and the lookup runs under chunks' own policy (tested in test_multilingual_search.py)
+    assert "FROM chunks c" in policies.pop("chunk_multilingual")
     assert all("( SELECT rag_session_groups() AS rag_session_groups)" in q for q in policies.values()), policies
 
 

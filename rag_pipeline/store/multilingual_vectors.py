@@ -1,0 +1,140 @@
+"""The multilingual vectors of non-English chunks (migration 034): which chunks still need one,
+reuse by identical input, the writes, and the search's ranked list over them.
+
+The work list is a query, not a queue (as model_vectors'): the chunks of this run's staged content
+versions and of the live index whose document is not in English and that have no row yet. So an
+index synced before migration 034 gains its vectors on its next sync, and a stage retried after a
+kill encodes only what the killed one had not written."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import psycopg
+
+# Chunks of a non-English content version (staged by %(run)s, or live) with no multilingual row.
+# A document whose language was not told (NULL) keeps the English-only model alone, as before.
+_MISSING = """
+    FROM chunks c JOIN document_versions v ON v.id = c.version_id
+    WHERE v.kind = 'content' AND v.language IS NOT NULL AND v.language <> 'en'
+      AND (v.status = 'live' OR (v.status = 'staged' AND v.run_id = %(run)s))
+      AND c.purged_at IS NULL AND c.embedding IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM chunk_multilingual x WHERE x.chunk_id = c.id)"""
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A chunk to encode: its id, the hash of its search input, and that input (the search
+    prefix and text, as the index's own model read it)."""
+
+    chunk_id: int
+    content_hash: str
+    passage: str
+
+
+def missing(conn: psycopg.Connection, run_id: str, limit: int, after: int = 0) -> list[Pending]:
+    """The next `limit` chunks without a multilingual vector, by id, after chunk `after`."""
+    found = conn.execute(
+        "SELECT c.id, c.content_hash, coalesce(c.search_prefix, '') || c.text" + _MISSING +
+        " AND c.id > %(after)s ORDER BY c.id LIMIT %(limit)s",
+        {"run": run_id, "after": after, "limit": limit},
+    ).fetchall()
+    return [Pending(int(r[0]), r[1], r[2]) for r in found]
+
+
+def count_missing(conn: psycopg.Connection, run_id: str) -> int:
+    return int(conn.execute("SELECT count(*)" + _MISSING, {"run": run_id}).fetchone()[0])
+
+
+def known(conn: psycopg.Connection, hashes: Sequence[str], model: str) -> dict[str, np.ndarray]:
+    """Vectors of `model` already stored for identical input (an access change's copy, an
+    unchanged chunk of an edited document): reused, not encoded again."""
+    if not hashes:
+        return {}
+    found = conn.execute(
+        "SELECT DISTINCT ON (c.content_hash) c.content_hash, x.embedding FROM chunk_multilingual x"
+        " JOIN chunks c ON c.id = x.chunk_id WHERE x.model = %s AND c.content_hash = ANY(%s)",
+        (model, list(set(hashes))),
+    ).fetchall()
+    return {r[0]: np.asarray(r[1].to_numpy(), dtype=np.float32) for r in found}
+
+
+def insert(conn: psycopg.Connection, model: str, vectors: Sequence[tuple[int, np.ndarray]]) -> int:
+    """Store a batch of (chunk id, vector) in one transaction; a row that exists (a batch done
+    before a kill) is left as it is. Returns the rows inserted."""
+    if not vectors:
+        return 0
+    with conn.transaction(), conn.cursor() as cur:
+        cur.execute(
+            "INSERT INTO chunk_multilingual (chunk_id, model, embedding)"
+            " SELECT unnest(%s::bigint[]), %s, unnest(%s::vector[]) ON CONFLICT DO NOTHING",
+            ([c for c, _ in vectors], model, [v for _, v in vectors]),
+        )
+        return cur.rowcount
+
+
+@dataclass(frozen=True)
+class Query:
+    """The multilingual list of one search: the question's vector, the model whose rows it reads,
+    the similarity under which a chunk is left out, and whether to walk the index (`branch`)."""
+
+    vector: np.ndarray
+    model: str
+    floor: float
+    walk: bool = False
+
+    def params(self) -> dict[str, object]:
+        return {"xvec": self.vector, "xl_model": self.model, "xl_floor": self.floor}
+
+
+def branch(where: str, walk: bool) -> str:
+    """The `xl` CTE of a hybrid search: the chunks under `where` (the view and the caller's
+    groups, as every branch) nearest the question's multilingual vector %(xvec)s, ranked by
+    cosine distance, ties by id; a chunk whose similarity is under %(xl_floor)s is left out, so
+    a question no non-English passage is about adds nothing to the fusion.
+
+    `walk` False scans the caller's rows exactly (a selective caller, a small index); True walks
+    the HNSW index with each walked chunk's version checked by its own lookup, as the vector
+    branch's index strategy does (store/search.py)."""
+    if not walk:
+        inner = f"""
+            SELECT x.chunk_id AS id, x.embedding <=> %(xvec)s::vector(384) AS dist
+            FROM chunk_multilingual x JOIN chunks c ON c.id = x.chunk_id
+            JOIN document_versions v ON v.id = c.version_id
+            WHERE {where} AND x.model = %(xl_model)s
+            ORDER BY dist, x.chunk_id LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments
+    else:
+        inner = f"""
+            SELECT x.chunk_id AS id, x.embedding <=> %(xvec)s::vector(384) AS dist
+            FROM chunk_multilingual x CROSS JOIN LATERAL (
+                SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id
+                WHERE c.id = x.chunk_id AND {where} OFFSET 0) seen
+            WHERE x.model = %(xl_model)s
+            ORDER BY x.embedding <=> %(xvec)s::vector(384) LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments
+    return f"""
+        SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk, 1 - dist AS score
+        FROM ({inner}) near WHERE 1 - dist >= %(xl_floor)s"""  # noqa: S608 -- fixed fragments
+
+
+def parts(fused_sql: str, where: str, query: Query | None, params: dict[str, Any]) -> tuple[str, str, str]:
+    """The search statement's fusion, `xl` CTE and hit columns for `query` (None: the list is not
+    searched, an empty CTE and NULL columns); `params` gains the query's."""
+    if query is None:
+        return fused_sql, _NOTHING, "NULL::bigint AS multilingual_rank, NULL::float8 AS multilingual_score"
+    params.update(query.params())
+    return (fused(fused_sql), branch(where, query.walk),
+            "f.xl_rank AS multilingual_rank, f.xl_score AS multilingual_score")
+
+
+_NOTHING = "SELECT NULL::bigint AS id, NULL::bigint AS rnk, NULL::float8 AS score WHERE false"
+
+
+def fused(inner: str) -> str:
+    """A fusion with the multilingual list added by reciprocal rank (same k), its rank and score
+    kept for the log."""
+    head = ("SELECT coalesce(h.id, xl.id) AS id, coalesce(h.rrf, 0) + coalesce(1.0 / (%(rrf_k)s + xl.rnk), 0) AS rrf,"
+            " h.vec_rank, h.vec_score, h.fts_rank, h.fts_score, xl.rnk AS xl_rank, xl.score AS xl_score")
+    return f"{head} FROM ({inner}) h FULL OUTER JOIN xl ON xl.id = h.id"

