@@ -278,7 +278,7 @@ def embedded(chunked: Any) -> Any:
     return embed_combine(embed_shards(start=chunked).map(embed_shard).collect())
 
 
-@dg.asset(group_name=GROUP, kinds=PY_PG_VECTOR, owners=OWNERS, deps=[embedded], description="Write new versions, ACL-only versions and tombstones, invisible until published.")
+@dg.asset(group_name=GROUP, kinds=PY_PG_VECTOR, owners=OWNERS, deps=[embedded], description="Write new versions, ACL-only versions and tombstones, invisible until published, and the multilingual vectors of non-English chunks.")
 @retry_transient
 def staged(context: dg.AssetExecutionContext, database: IndexDatabase,
            progress: dg.ResourceParam[ProgressReporter]) -> dg.MaterializeResult:

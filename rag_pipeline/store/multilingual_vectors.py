@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from rag_pipeline.store.model_vectors import Pending  # a chunk to encode, as a model migration's
+
 # Chunks of a non-English content version (staged by %(run)s, or live) with no multilingual row.
 # A document whose language was not told (NULL) keeps the English-only model alone, as before.
 _MISSING = """
@@ -23,16 +25,6 @@ _MISSING = """
       AND (v.status = 'live' OR (v.status = 'staged' AND v.run_id = %(run)s))
       AND c.purged_at IS NULL AND c.embedding IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM chunk_multilingual x WHERE x.chunk_id = c.id)"""
-
-
-@dataclass(frozen=True)
-class Pending:
-    """A chunk to encode: its id, the hash of its search input, and that input (the search
-    prefix and text, as the index's own model read it)."""
-
-    chunk_id: int
-    content_hash: str
-    passage: str
 
 
 def missing(conn: psycopg.Connection, run_id: str, limit: int, after: int = 0) -> list[Pending]:

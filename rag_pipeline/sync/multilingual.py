@@ -29,7 +29,7 @@ def embed_missing(ctx: SyncContext) -> dict[str, int]:
         while pending := store.multilingual_vectors.missing(conn, ctx.run_id, BATCH, after):
             known = store.multilingual_vectors.known(conn, [p.content_hash for p in pending], multilingual.MODEL)
             todo = [p for p in pending if p.content_hash not in known]
-            encoded = dict(zip([p.chunk_id for p in todo], multilingual.encode_passages([p.passage for p in todo]),
+            encoded = dict(zip([p.chunk_id for p in todo], multilingual.encode_passages([p.model_input for p in todo]),
                                strict=True))
             rows = [(p.chunk_id, encoded[p.chunk_id] if p.chunk_id in encoded else known[p.content_hash])
                     for p in pending]

@@ -16,45 +16,13 @@ from pathlib import Path
 import pytest
 from conftest import cli_database, write_config
 from helpers import query, run_cli
+from language_samples import CZECH_LAW, ENGLISH_POLICY, GERMAN_GEOGRAPHY
 
 from rag_pipeline import cli, store
 from rag_pipeline.embedding import load_embedder, multilingual
 from rag_pipeline.retrieval.search import MULTILINGUAL_FLOOR, search
 from rag_pipeline.store import database, roles
 from rag_pipeline.store.multilingual_vectors import Query
-
-CZECH_LAW = """# Zákon č. 270/2025 Sb., kterým se mění trestní zákoník
-
-## § 67 Peněžitý trest
-
-(1) Peněžitý trest může soud uložit pachateli za jakýkoli trestný čin; zejména zváží jeho uložení,
-jestliže pachatel pro sebe nebo pro jiného úmyslným trestným činem získal nebo se snažil získat
-majetkový prospěch. Peněžitý trest soud neuloží, je-li zřejmé, že by byl nedobytný.
-
-## § 74c Zákaz plnění veřejných zakázek nebo účasti ve veřejné soutěži
-
-(1) Soud může uložit trest zákazu plnění veřejných zakázek nebo účasti ve veřejné soutěži na jeden
-rok až deset let, dopustil-li se pachatel trestného činu v souvislosti s uzavíráním smlouvy na
-plnění veřejné zakázky nebo s jejím plněním anebo s účastí v zadávacím řízení nebo ve veřejné soutěži.
-
-## Účinnost
-
-Tento zákon nabývá účinnosti dnem 1. ledna 2026, s výjimkou ustanovení čl. XI bodů 1, 3, 4, 10, 13
-a 16, která nabývají účinnosti dnem 1. července 2026.
-"""
-
-GERMAN_GEOGRAPHY = """# Deutschland
-
-## Inseln
-
-Die größten deutschen Inseln in der Ostsee sind (von West nach Ost) Fehmarn, Poel, Hiddensee, Rügen
-und Usedom. Rügen ist zugleich die größte deutsche Insel. Größte Halbinsel ist Fischland-Darß-Zingst.
-
-## Relief
-
-Die Zugspitze in Bayern ist mit 2962 Metern über Normalhöhennull die höchste Erhebung Deutschlands.
-Das geologisch junge Faltengebirge der Alpen ist das einzige Hochgebirge, an dem Deutschland Anteil hat.
-"""
 
 # Only the legal group may read this one (its folder's access file).
 CZECH_DAMAGES = """# Občanský zákoník, výňatek
@@ -68,17 +36,6 @@ je škůdce povinen odčinit, jen bylo-li to zvlášť ujednáno nebo stanoví-l
 
 (1) Škoda se nahrazuje uvedením do předešlého stavu. Není-li to dobře možné, anebo žádá-li to
 poškozený, hradí se škoda v penězích.
-"""
-
-ENGLISH_POLICY = """# Travel policy
-
-## Hotels
-
-Hotels in Berlin are paid up to EUR 140 a night. Hotels in Hamburg are paid up to EUR 135 a night.
-
-## Approval
-
-A business trip abroad must be approved in advance by the head of department.
 """
 
 USER = "ondrej@example.com"
@@ -322,3 +279,20 @@ def test_a_broken_multilingual_model_leaves_the_list_out_of_a_search_and_the_log
     assert all("multilingual" not in r["branches"] for r in results)
     strategy = query(url, "SELECT strategy FROM search_log ORDER BY id DESC LIMIT 1")[0][0]
     assert "weights file truncated" in strategy["multilingual"]["unavailable"], strategy
+
+
+@pytest.mark.parametrize("question", [
+    # the longest question search takes, in four scripts: e5 reads its first 512 tokens
+    ("Wie heißt die größte deutsche Insel? " + "Пожалуйста, ответьте кратко. " + "最大の島はどれですか。 " * 10) * 12,
+    "Rü\u00adgen, die grö\u200bßte deut\u2060sche In\u00adsel?",  # invisible characters inside the words
+    "\u202eWhich is the largest German island?\u202c",  # a bidi override around an English question
+])
+def test_hostile_questions_search_the_multilingual_list_as_plain_ones(capsys, synced, question) -> None:
+    config, url, _ = synced
+    question = question[:2000]
+    results = _search(capsys, config, question)
+    assert results and all(r["uri"] != "legal/obcansky-zakonik.md" for r in results)
+    strategy = query(url, "SELECT strategy FROM search_log ORDER BY id DESC LIMIT 1")[0][0]
+    assert "unavailable" not in strategy["multilingual"], strategy
+    if "Rü" in question or "\u202e" in question:
+        assert results[0]["uri"] == "deutschland.md" and "multilingual" in results[0]["branches"], results[0]
