@@ -38,6 +38,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         if m:
             out.print(f"model: {shown(m['name'])} ({shown(m['revision'])}), {m['dimension']}-d, "
                       f"max {m['max_tokens']} tokens, weights {m['weights_sha256'][:12]}")
+    for name, count in status["multilingual_vectors"].items():
+        out.print(f"multilingual vectors: {count} live chunks of non-English documents ({shown(name)})")
     out.print(f"quarantined files: {status['quarantined_files']}")
     for q in quarantine:
         out.print(f"  {shown(q['source'])}/{shown(q['uri'])} ({q['stage']}): {shown(q['error'])}")

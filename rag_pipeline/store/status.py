@@ -23,10 +23,16 @@ def index_status(conn: psycopg.Connection) -> dict[str, Any]:
         "  AND v.status = 'live')"
     ).fetchone()[0]
     models = live_model_ids(conn)
+    # live chunks with a vector of the multilingual model (migration 034), by that model
+    multilingual = conn.execute(
+        "SELECT x.model, count(*) FROM chunk_multilingual x JOIN chunks c ON c.id = x.chunk_id"
+        " JOIN document_versions v ON v.id = c.version_id WHERE v.status = 'live' GROUP BY x.model ORDER BY x.model"
+    ).fetchall()
     return {
         "sources": {r[0]: {"live_documents": r[1], "live_chunks": r[2]} for r in per_source},
         "quarantined_files": quarantined,
         "model_ids": models,
+        "multilingual_vectors": {r[0]: r[1] for r in multilingual},
     }
 
 

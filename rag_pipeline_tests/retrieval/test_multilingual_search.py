@@ -93,6 +93,16 @@ def test_every_chunk_of_a_non_english_document_gets_a_multilingual_vector_and_no
     assert staged["multilingual_encoded"] == sum(v for uri, (_, v) in found.items())
 
 
+def test_status_counts_the_live_multilingual_vectors(capsys, synced) -> None:
+    config, url, _ = synced
+    code, status = run_cli(capsys, "status", "--config", str(config))
+    assert code == 0
+    assert status["multilingual_vectors"] == {multilingual.MODEL: sum(v for _, (_, v) in _vectors_by_document(url).items())}
+    capsys.readouterr()
+    assert cli.main(["status", "--config", str(config)]) == 0
+    assert "multilingual vectors:" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(("question", "uri", "phrase"), [
     ("Which is the largest German island?", "deutschland.md", "größte deutsche Insel"),
     ("On what date does the amendment of the criminal code come into force?", "zakon-270-2025.md", "1. ledna 2026"),
