@@ -29,9 +29,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
-
-import numpy as np
 
 from rag_pipeline.answers.figures import without_figures
 from rag_pipeline.embedding import multilingual
@@ -45,10 +42,6 @@ CONFIDENT = 0.9  # langdetect's probability a claim's language needs ("DB2 for i
 _ENGLISH = frozenset("the is are was were of and has have with for by that this which from its be been "
                      "not it will would should may must can".split())
 _WORD = re.compile(r"[a-z]+")
-
-
-# The multilingual model's failure, under the name verify's callers know it by.
-CrossLingualModelError = multilingual.MultilingualModelError
 
 
 @functools.lru_cache(maxsize=4096)
@@ -89,7 +82,3 @@ def crosses(claim: str, passage_lang: str | None) -> bool:
     score alike)."""
     return passage_lang is not None and is_crosslingual(claim_language(claim), passage_lang)
 
-
-def encode(claims: Sequence[str], passages: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Unit vectors of the claims (as queries) and passages, one model call each."""
-    return multilingual.encode_queries(claims), multilingual.encode_passages(passages)

@@ -52,7 +52,7 @@ import psycopg
 from rag_pipeline import store
 from rag_pipeline.answers import crosslingual, denials, fields, figures, polarity
 from rag_pipeline.answers.claim_sentences import rejoined
-from rag_pipeline.embedding import Embedder
+from rag_pipeline.embedding import Embedder, multilingual
 from rag_pipeline.retrieval import refusal
 
 POLARITY_WEIGHTS = tuple(i / 10 for i in range(11))  # 0 (flag ignored) .. 1 (one unit of similarity)
@@ -167,7 +167,7 @@ def crosslingual_evidence(pairs: Sequence[tuple[str, int, dict]]) -> Iterator[Sc
     canonical = {(cid, i): fields.canonical(split[cid][i]) for (_, cid, _), found in zip(pairs, chosen) for i in found}
     claims = sorted({fields.canonical(claim) for claim, _, _ in pairs})
     passages = sorted(set(whole.values()) | set(canonical.values()))
-    queries, encoded = crosslingual.encode(claims, passages)
+    queries, encoded = multilingual.encode_queries(claims), multilingual.encode_passages(passages)
     claim_vector, passage_vector = dict(zip(claims, queries)), dict(zip(passages, encoded))
     for (claim, cid, chunk), found in zip(pairs, chosen):
         vector = claim_vector[fields.canonical(claim)]

@@ -80,7 +80,7 @@ def prepare(
            CASE WHEN %(log)s THEN nextval(pg_get_serial_sequence('search_log', 'id')) END AS log_id,
            coalesce(rag_model_migrated((SELECT id FROM search_model)), false) AS migrated,
            {direct_read.CORPUS_CHUNKS_SQL} AS corpus_chunks,
-           %(xl_model)s::text IS NOT NULL AND rag_multilingual_present(%(xl_model)s) AS multilingual,
+           rag_multilingual_present(%(xl_model)s::text) AS multilingual,  -- false for NULL: not asked
            {bm25.TERM_COLUMNS}
     """  # noqa: S608 -- fixed fragments; values are parameters
     params = {**_filter_params(groups, 0, view), **bm25.term_params(query_text, groups, live=live),
