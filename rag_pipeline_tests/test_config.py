@@ -39,6 +39,8 @@ def _load(tmp_path: Path, text: str):
     (BASE + "shard_size: 0\n", "shard_size must be positive"),
     (BASE + "shard_size: many\n", "shard_size must be a whole number"),
     (BASE + "embedding: {batch_size: true}\n", "embedding.batch_size must be a whole number"),
+    (BASE + "embedding: {multilingual: 'off'}\n", "embedding.multilingual must be true or false"),
+    (BASE + "embedding: {multilingual: 1}\n", "embedding.multilingual must be true or false"),
     (BASE + "embedding: [model]\n", "'embedding' must be a mapping"),
     (BASE + "state_dir: [a, b]\n", "state_dir must be a string"),
     ("sources:\n  - {name: b, kind: s3}\n", "needs a 'bucket'"),

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rag_pipeline.common.config import PositiveWhole, Text
+from rag_pipeline.common.config import Flag, PositiveWhole, Text
 from rag_pipeline.embedding.backends import AUTO, BACKENDS
 
 EMBEDDING_BACKENDS = (AUTO, *BACKENDS)  # auto, then each measured backend
@@ -22,4 +22,4 @@ class EmbeddingConfig(BaseModel):
     backend: Literal[EMBEDDING_BACKENDS] = AUTO  # type: ignore[valid-type]
     # a second vector, from the multilingual model, for each chunk of a document not in English:
     # what a question in another language than the document is found by (sync/multilingual.py)
-    multilingual: bool = True
+    multilingual: Flag = True
