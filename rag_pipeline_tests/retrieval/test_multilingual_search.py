@@ -306,3 +306,19 @@ def test_hostile_questions_search_the_multilingual_list_as_plain_ones(capsys, sy
     assert "unavailable" not in strategy["multilingual"], strategy
     if "Rü" in question or "\u202e" in question:
         assert results[0]["uri"] == "deutschland.md" and "multilingual" in results[0]["branches"], results[0]
+
+
+@pytest.mark.parametrize("mode", ["vector", "fulltext"])
+def test_a_single_branch_mode_neither_encodes_nor_searches_the_multilingual_list(monkeypatch, synced, mode) -> None:
+    """Only the hybrid modes fuse the list: the others answer as before, without loading e5."""
+    _, url, _ = synced
+
+    def refuse(texts: list[str]) -> None:
+        raise AssertionError(f"e5 encoded {texts!r} in {mode} mode")
+
+    monkeypatch.setattr(multilingual, "encode_queries", refuse)
+    with database.connect_as(url, roles.READER) as conn:
+        hits = search(conn, load_embedder(), "Welche ist die größte deutsche Insel?", ["all-staff"], k=10, mode=mode)
+    assert hits and all("multilingual" not in h.branches for h in hits)
+    strategy = query(url, "SELECT strategy FROM search_log WHERE id = %s", hits.log_id)[0][0] or {}
+    assert "multilingual" not in strategy, strategy
