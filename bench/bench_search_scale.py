@@ -15,6 +15,13 @@ kept for later runs:
            2 groups h<n> (h0 passes 50%); 10 chunks per version
   history  one document in ten has a second version, published a day after the first: as of
            the instant between, the first versions are what a caller sees (the as-of filter)
+  languages with `--multilingual SHARE` (0 to 1), that share of the documents is Czech: their
+           chunks get a multilingual vector as the stage step writes them (migration 034; cheap
+           vectors again, around 1,000 other centres and closer to them, since e5's similarities
+           crowd high: two chunks of one topic sit near 0.8) and the HNSW index over them, and a
+           hybrid search reads the multilingual list as a real one does. The question's e5
+           vector is handed over by a stand-in too; "hybrid+rerank, no list" times the same
+           searches with the list left out, for the list's own cost
 Loading goes by COPY and one INSERT .. SELECT (to_tsvector and the BM25 weights computed by the
 database as at staging), then the full-text statistics are counted once (bm25_stats.rebuild, what
 publish keeps incrementally), then the GIN and HNSW indexes are built: each step is timed.
@@ -27,6 +34,7 @@ vector branch as the store plans it against the exact scan, and the full-text br
 BM25 scored over every matching row (bm25.rank without a budget). Figures only, no assertions.
 
     python bench/bench_search_scale.py --chunks 10000,100000 --queries 40
+    python bench/bench_search_scale.py --chunks 100000 --multilingual 0.3   # the multilingual list too
     PYTHONPATH=<older tree> python bench/bench_search_scale.py --pgdata /tmp/x --queries 8   # before
 """
 
@@ -50,6 +58,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from rag_pipeline import store
+from rag_pipeline.embedding import multilingual
 from rag_pipeline.retrieval import search as retrieval
 from rag_pipeline.store import database, roles
 
@@ -59,6 +68,8 @@ SCIFACT = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / 
 K = 10
 PER_VERSION = 10
 SPREAD = 0.8  # noise around a topic centre, as a share of the centre's length
+MULTILINGUAL_SPREAD = 0.5  # the multilingual vectors' noise: chunks of one topic near 0.8, as e5's
+NO_LIST = "hybrid+rerank, no list"
 FILTERS = {"all": ["all-staff"], "50%": ["h0"], "1%": ["g0"], "as-of": ["all-staff"]}
 MODES = ("vector", "fulltext", "hybrid", "hybrid+rerank")
 WEIGHTS = "0" * 64
@@ -80,20 +91,20 @@ def scratch_url(server_url: str, reset: bool, name: str = SCRATCH) -> str:
     return url
 
 
-def normalised(rng: np.random.Generator, n: int, centres: np.ndarray | None) -> np.ndarray:
+def normalised(rng: np.random.Generator, n: int, centres: np.ndarray | None, spread: float = SPREAD) -> np.ndarray:
     """Random unit vectors: around random centres (`centres` given), or uniform on the sphere."""
     vectors = rng.standard_normal((n, DIMENSION), dtype=np.float32)
     if centres is not None:
-        vectors = centres[rng.integers(0, len(centres), n)] + SPREAD / np.sqrt(DIMENSION) * vectors
+        vectors = centres[rng.integers(0, len(centres), n)] + spread / np.sqrt(DIMENSION) * vectors
     return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
 
 
-def topic_centres(count: int) -> np.ndarray | None:
+def topic_centres(count: int, seed: int = 7) -> np.ndarray | None:
     """Unit centres of the synthetic topics (None: uniform vectors). Fixed seed: the queries of
     a later run share the loaded chunks' topics."""
     if count == 0:
         return None
-    centres = np.random.default_rng(7).standard_normal((count, DIMENSION)).astype(np.float32)
+    centres = np.random.default_rng(seed).standard_normal((count, DIMENSION)).astype(np.float32)
     return centres / np.linalg.norm(centres, axis=1, keepdims=True)
 
 
@@ -164,11 +175,56 @@ def load(conn: psycopg.Connection, chunks: int, seed: int) -> dict[str, float]:
     return timings
 
 
+def multilingual_share(conn: psycopg.Connection) -> float:
+    """The share of live chunks that have a multilingual vector now."""
+    live, listed = conn.execute(
+        "SELECT count(*), count(x.chunk_id) FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+        " LEFT JOIN chunk_multilingual x ON x.chunk_id = c.id WHERE v.status = 'live'").fetchone()
+    return listed / max(live, 1)
+
+
+def add_multilingual(conn: psycopg.Connection, share: float, seed: int) -> dict[str, float]:
+    """Make `share` of the documents Czech (language is set at staging: here it is set in place,
+    bypassing the history triggers, on a scratch database) and give every chunk of theirs a
+    multilingual vector; any earlier share's rows go first. Returns each step's seconds. The
+    share is drawn by a hash of the document id, so it cuts across the group filters (g<n>, h<n>
+    are the id modulo 100 and 2)."""
+    timings: dict[str, float] = {}
+    rng = np.random.default_rng(seed)
+    started = time.perf_counter()
+    conn.execute("DROP INDEX IF EXISTS chunk_multilingual_hnsw")
+    with conn.transaction():  # history's guards held off for this rewrite alone
+        conn.execute("SET LOCAL session_replication_role = replica")
+        conn.execute("DELETE FROM chunk_multilingual")
+        conn.execute("UPDATE document_versions SET language = CASE WHEN abs(hashint4(document_id::int)) %% 1000 < %s"
+                     " THEN 'cs' ELSE 'en' END", (round(share * 1000),))
+    with conn.transaction():  # the rows' own triggers on (035 copies each chunk's groups)
+        ids = [r[0] for r in conn.execute(
+            "SELECT c.id FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+            " WHERE v.language = 'cs' ORDER BY c.id").fetchall()]
+        with conn.cursor() as cur, cur.copy("COPY chunk_multilingual (chunk_id, model, embedding) FROM STDIN"
+                                            " WITH (FORMAT BINARY)") as copy:
+            copy.set_types(["int8", "text", "vector"])
+            centres = topic_centres(1000, seed=8)
+            for start in range(0, len(ids), 10_000):
+                block = ids[start:start + 10_000]
+                for chunk_id, vector in zip(block, normalised(rng, len(block), centres, MULTILINGUAL_SPREAD), strict=True):
+                    copy.write_row((chunk_id, multilingual.MODEL, vector))
+    timings["multilingual_insert_s"] = time.perf_counter() - started
+    started = time.perf_counter()
+    conn.execute("CREATE INDEX chunk_multilingual_hnsw ON chunk_multilingual USING hnsw (embedding vector_cosine_ops)")
+    timings["multilingual_hnsw_build_s"] = time.perf_counter() - started
+    conn.execute("VACUUM ANALYZE chunk_multilingual")
+    conn.execute("VACUUM ANALYZE document_versions")
+    return timings
+
+
 def sizes(conn: psycopg.Connection) -> dict[str, float]:
     """Bytes per chunk of the chunks table, each index and the full-text statistics."""
     n = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     found = {"chunks": n}
-    for name in ("chunks", "chunks_tsv", f"chunks_embedding_hnsw_{DIMENSION}", "fts_acl_terms", "fts_acl_corpus"):
+    for name in ("chunks", "chunks_tsv", f"chunks_embedding_hnsw_{DIMENSION}", "fts_acl_terms", "fts_acl_corpus",
+                 "chunk_multilingual", "chunk_multilingual_hnsw"):
         size = conn.execute("SELECT pg_total_relation_size(to_regclass(%s))", (name,)).fetchone()[0]
         if size is not None:
             found[f"{name}_bytes_per_chunk"] = round(size / n, 1)
@@ -190,22 +246,41 @@ class FixedEncoder:
         return np.stack([self.vector for _ in texts])
 
 
-def timed_searches(url: str, claims: list[str], vectors: np.ndarray, as_of) -> dict[str, dict[str, list[float]]]:
-    """Milliseconds per search, by filter and mode, as the reader role."""
-    encoder = FixedEncoder()
+class FixedMultilingual:
+    """Stands in for the multilingual model's query side (embedding.multilingual.encode_queries):
+    the question's vector the bench drew; `off` leaves the list out as a failed model would."""
+
+    def __init__(self) -> None:
+        self.vector = np.zeros(DIMENSION, dtype=np.float32)
+        self.off = False
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        if self.off:
+            raise multilingual.MultilingualModelError("left out by the bench")
+        return np.stack([self.vector for _ in texts])
+
+
+def timed_searches(url: str, claims: list[str], vectors: np.ndarray, xvectors: np.ndarray, as_of,
+                   with_list: bool) -> dict[str, dict[str, list[float]]]:
+    """Milliseconds per search, by filter and mode, as the reader role (`with_list`: also the
+    default mode with the multilingual list left out)."""
+    encoder, crossed = FixedEncoder(), FixedMultilingual()
+    retrieval.multilingual.encode_queries = crossed.encode_queries  # the stand-in, as the encoder's
     times: dict[str, dict[str, list[float]]] = {}
+    modes = (*MODES, NO_LIST) if with_list else MODES
     with database.connect_as(url, roles.READER) as conn:
-        for claim, vector in zip(claims, vectors, strict=True):  # a service's caches are warm: so are ours
-            encoder.vector = vector
+        for claim, vector, xvector in zip(claims, vectors, xvectors, strict=True):  # a service's caches are warm: so are ours
+            encoder.vector, crossed.vector = vector, xvector
             retrieval.search(conn, encoder, claim, ["all-staff"], k=K, mode="hybrid", log=False)
         for label, groups in FILTERS.items():
             when = as_of if label == "as-of" else None
-            for mode in MODES:
-                encoder.vector = vectors[0]
+            for name in modes:
+                mode, crossed.off = ("hybrid+rerank", True) if name == NO_LIST else (name, False)
+                encoder.vector, crossed.vector = vectors[0], xvectors[0]
                 retrieval.search(conn, encoder, claims[0], groups, k=K, mode=mode, as_of=when)  # warm: plans
-                found = times.setdefault(label, {}).setdefault(mode, [])
-                for claim, vector in zip(claims, vectors, strict=True):
-                    encoder.vector = vector
+                found = times.setdefault(label, {}).setdefault(name, [])
+                for claim, vector, xvector in zip(claims, vectors, xvectors, strict=True):
+                    encoder.vector, crossed.vector = vector, xvector
                     started = time.perf_counter()
                     retrieval.search(conn, encoder, claim, groups, k=K, mode=mode, as_of=when)
                     found.append((time.perf_counter() - started) * 1000)
@@ -213,7 +288,25 @@ def timed_searches(url: str, claims: list[str], vectors: np.ndarray, as_of) -> d
     return times
 
 
-def recalls(url: str, claims: list[str], vectors: np.ndarray, as_of) -> dict[str, dict[str, float]]:
+def multilingual_list(conn: psycopg.Connection, xvector: np.ndarray, groups: list[str], model_id: int, view,
+                      plan) -> list[int]:
+    """The first K ids of the multilingual list as a search under `plan` reads it (the index
+    walk for a broad caller), with no similarity floor: what recall is measured on."""
+    from rag_pipeline.store import multilingual_vectors
+    from rag_pipeline.store.search import _apply_index_settings, _filter_params, _where
+
+    walk = plan.strategy == "index"
+    sql = multilingual_vectors.branch(_where(view), walk)
+    params = {**_filter_params(groups, model_id, view), **multilingual_vectors.Query(
+        xvector, multilingual.MODEL, -1.0).params(), "cand": K}
+    with conn.transaction():
+        if walk:
+            _apply_index_settings(conn, plan)
+        return [r[0] for r in conn.execute(f"SELECT id FROM ({sql}) b ORDER BY rnk", params).fetchall()]  # noqa: S608 -- the store's fragments
+
+
+def recalls(url: str, claims: list[str], vectors: np.ndarray, xvectors: np.ndarray, as_of,
+            with_list: bool) -> dict[str, dict[str, float]]:
     """Recall@10 of each branch against its exact computation, by filter (superuser)."""
     from rag_pipeline.store import bm25
     from rag_pipeline.store.search import EXACT, View
@@ -223,8 +316,8 @@ def recalls(url: str, claims: list[str], vectors: np.ndarray, as_of) -> dict[str
         model_id = conn.execute("SELECT id FROM embedding_models WHERE name = 'synthetic-384'").fetchone()[0]
         for label, groups in FILTERS.items():
             view = View(as_of=as_of) if label == "as-of" else View()
-            vector_hits = fulltext_hits = vector_total = fulltext_total = 0
-            for claim, vector in zip(claims, vectors, strict=True):
+            vector_hits = fulltext_hits = vector_total = fulltext_total = listed_hits = listed_total = 0
+            for claim, vector, xvector in zip(claims, vectors, xvectors, strict=True):
                 plan = store.search.plan_vector(conn, groups, model_id, view)
                 got = [r["chunk_id"] for r in store.search.search_chunks(conn, vector, claim, groups, model_id, K, view, mode="vector", plan=plan)]
                 exact = [r["chunk_id"] for r in store.search.search_chunks(conn, vector, claim, groups, model_id, K, view, mode="vector", plan=EXACT)]
@@ -235,7 +328,13 @@ def recalls(url: str, claims: list[str], vectors: np.ndarray, as_of) -> dict[str
                                   store.search._filter_params(groups, model_id, view), K, budget=None,
                                   loose_bound=view != View(), live_chunks=live).ids
                 fulltext_hits, fulltext_total = fulltext_hits + len(set(got) & set(exact)), fulltext_total + len(exact)
+                if with_list:
+                    got = multilingual_list(conn, xvector, groups, model_id, view, plan)
+                    exact = multilingual_list(conn, xvector, groups, model_id, view, EXACT)
+                    listed_hits, listed_total = listed_hits + len(set(got) & set(exact)), listed_total + len(exact)
             found[label] = {"vector": vector_hits / max(vector_total, 1), "fulltext": fulltext_hits / max(fulltext_total, 1)}
+            if with_list:
+                found[label]["multilingual"] = listed_hits / max(listed_total, 1)
     return found
 
 
@@ -257,25 +356,35 @@ def run_size(server: str, chunks: int, args: argparse.Namespace) -> dict:
             figures["build_ms_per_chunk"] = round(sum(figures["build_s"].values()) * 1000 / chunks, 2)
         print(f"{chunks:,} chunks built: {figures['build_s']}", flush=True)
     with database.connect(url) as conn:
+        if abs(multilingual_share(conn) - args.multilingual) > 0.02:
+            figures["multilingual_build_s"] = {k: round(v, 1) for k, v in add_multilingual(conn, args.multilingual, 13).items()}
+            print(f"multilingual vectors for {args.multilingual:.0%}: {figures['multilingual_build_s']}", flush=True)
+        figures["multilingual_share"] = round(multilingual_share(conn), 3)
         figures["sizes"] = sizes(conn)
         as_of = conn.execute("SELECT min(valid_from) + interval '12 hours' FROM document_versions").fetchone()[0]
     with (SCIFACT / "queries.jsonl").open(encoding="utf-8") as f:
         claims = random.Random(5).sample([json.loads(line)["text"] for line in f], args.queries)
     vectors = normalised(np.random.default_rng(99), args.queries, topic_centres(1000))
+    xvectors = normalised(np.random.default_rng(98), args.queries, topic_centres(1000, seed=8), MULTILINGUAL_SPREAD)
+    with_list = figures["multilingual_share"] > 0
     load_before = os.getloadavg()
-    times = timed_searches(url, claims, vectors, as_of)
+    times = timed_searches(url, claims, vectors, xvectors, as_of, with_list)
     figures["latency_ms"] = {f: {m: percentiles(v) for m, v in modes.items()} for f, modes in times.items()}
     if args.sample and "bm25" in dir(store):
-        figures["recall_at_10"] = recalls(url, claims[:args.sample], vectors[:args.sample], as_of)
+        figures["recall_at_10"] = recalls(url, claims[:args.sample], vectors[:args.sample], xvectors[:args.sample],
+                                          as_of, with_list)
     figures["load_average"] = [round(x, 2) for x in load_before] + [round(x, 2) for x in os.getloadavg()]
     return figures
 
 
 def report(r: dict, queries: int) -> None:
-    print(f"\n{r['chunks']:,} live chunks, {queries} queries, k={K}, reader role; load {r['load_average']}")
+    print(f"\n{r['chunks']:,} live chunks ({r['multilingual_share']:.0%} with a multilingual vector), {queries} queries,"
+          f" k={K}, reader role; load {r['load_average']}")
     print(f"sizes per chunk: {r['sizes']}")
     if "build_s" in r:
         print(f"build: {r['build_s']} ({r['build_ms_per_chunk']} ms per chunk)")
+    if "multilingual_build_s" in r:
+        print(f"multilingual vectors: {r['multilingual_build_s']}")
     print("| filter | mode | p50 ms | p95 ms | p99 ms |")
     print("|---|---|---:|---:|---:|")
     for label, modes in r["latency_ms"].items():
@@ -292,8 +401,12 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=20, help="queries whose recall@10 is measured (0: none)")
     parser.add_argument("--pgdata", type=Path, default=Path("/tmp/rag-bench-search/pgdata"))
     parser.add_argument("--reload", action="store_true", help="rebuild the scratch databases")
+    parser.add_argument("--multilingual", type=float, default=0.0,
+                        help="share of documents (0 to 1) that are Czech, with multilingual vectors (default 0: none)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
+    if not 0 <= args.multilingual <= 1:
+        parser.error("--multilingual is a share between 0 and 1")
     server = database.embedded_url(args.pgdata)
     results = []
     for n in args.chunks.split(","):  # each size's table as soon as it is measured (a 1M build takes hours)

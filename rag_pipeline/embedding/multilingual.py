@@ -5,7 +5,7 @@ The packaged model is English-only, so a question and a passage in different lan
 English question on a Czech law; an English claim citing a German report) land far apart in its
 space, and full text shares no lexeme with them. Two parts of the project read this model for
 that reason: the search's third ranked list over the chunks of non-English documents
-(sync/multilingual.py writes their vectors, store/search_multilingual.py reads them), and the
+(sync/multilingual.py writes their vectors, store/multilingual_vectors.py reads them), and the
 answer checker's score of a cross-lingual citation (answers/crosslingual.py). Questions and claims
 are encoded as `query: `, passages as `passage: `, as e5 was trained; its cosines live on their own
 scale (a passage on the question's matter around 0.85, another matter of the same document

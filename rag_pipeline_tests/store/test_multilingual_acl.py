@@ -1,0 +1,155 @@
+"""Migration 035 (issue 21, item 2, for 034's multilingual vectors): a vector carries its chunk's
+groups and version, and the reader's policy tests them on the row itself.
+
+On the access-history index of test_chunk_acl (five documents, then an edit, a revoke, a delete, a
+narrowing and a widening, published), with a multilingual vector for every chunk: the copied
+columns cannot be forged or rewritten, a reader sees exactly the vectors of the chunks it sees for
+any groups (history included), an index written under 034 is backfilled to the same answers, and
+a reader's walk of the vector index reads no chunk for the policy (under 034 it hashed every
+chunk the caller may see before its first row: bench_search_scale.py --multilingual)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+from conftest import fresh_database
+from helpers import acl_first_run as first_run
+from helpers import acl_second_run as stage_second_run
+from helpers import stage_text
+
+from rag_pipeline import store
+from rag_pipeline.embedding import multilingual
+from rag_pipeline.store import database, roles
+
+MIGRATION = "035_multilingual_row_groups"
+GROUP_SETTINGS = ("a", "b", "c", "a,b,c", "", "nobody")
+# 034's policy, as an index written before 035 has it
+POLICY_034 = ("CREATE POLICY reader_groups ON chunk_multilingual FOR SELECT TO rag_reader"
+              " USING (EXISTS (SELECT 1 FROM chunks c WHERE c.id = chunk_multilingual.chunk_id))")
+
+
+def _history(url: str, embedder: Any) -> None:
+    """Both runs of the access-history index published, and a multilingual vector (random, of the
+    model's dimension) for every chunk, written as the stage step writes them."""
+    model_id = first_run(url, embedder)
+    stage_second_run(url, embedder, model_id)
+    with database.connect_as(url, roles.WRITER) as writer:
+        store.versions.publish(writer, "r2")
+        store.runs.update_run(writer, "r2", status="published", finished=True)
+        ids = [r[0] for r in writer.execute("SELECT id FROM chunks ORDER BY id")]
+        vectors = np.random.default_rng(3).standard_normal((len(ids), multilingual.DIMENSION)).astype(np.float32)
+        store.multilingual_vectors.insert(writer, multilingual.MODEL, list(zip(ids, vectors, strict=True)))
+
+
+@pytest.fixture(scope="module")
+def index(pg_server_url: str, embedder: Any) -> Iterator[str]:
+    with fresh_database(pg_server_url) as url:
+        _history(url, embedder)
+        yield url
+
+
+def seen(url: str, groups: str) -> tuple[set[int], set[int]]:
+    """(chunk ids of the vectors, chunk ids of the chunks) a reader in `groups` may select."""
+    with database.connect_as(url, roles.READER) as reader, reader.transaction():
+        reader.execute("SELECT set_config('rag.groups', %s, true)", (groups,))
+        vectors = {r[0] for r in reader.execute("SELECT chunk_id FROM chunk_multilingual")}
+        return vectors, {r[0] for r in reader.execute("SELECT id FROM chunks")}
+
+
+def test_a_vector_has_its_chunks_groups_and_version_whatever_the_insert_says(index: str, embedder: Any) -> None:
+    with database.connect_as(index, roles.WRITER) as writer:
+        model_id = writer.execute("SELECT id FROM embedding_models").fetchone()[0]
+        store.runs.create_run(writer, "forge", ["docs"], model_id)  # staged, never published
+        stage_text(writer, embedder, model_id, "forge", "forged/1", "Forged: zephyrine secrets.", ["board"])
+        chunk_id, version_id = writer.execute(
+            "SELECT c.id, c.version_id FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+            " JOIN documents d ON d.id = v.document_id WHERE d.uri = 'forged/1'").fetchone()
+        with writer.transaction(force_rollback=True):
+            # its vector written by hand, claiming every group of the company and another version
+            writer.execute(
+                "INSERT INTO chunk_multilingual (chunk_id, model, embedding, acl_groups, version_id)"
+                " SELECT %s, model, embedding, ARRAY['a', 'b', 'c', 'all-staff'], %s FROM chunk_multilingual"
+                " LIMIT 1", (chunk_id, version_id - 1))
+            stored = writer.execute("SELECT acl_groups, version_id FROM chunk_multilingual WHERE chunk_id = %s",
+                                    (chunk_id,)).fetchone()
+    assert stored == (["board"], version_id), stored
+    with database.connect(index) as admin:
+        assert admin.execute(
+            "SELECT count(*) FROM chunk_multilingual x JOIN chunks c ON c.id = x.chunk_id"
+            " WHERE (x.acl_groups, x.version_id) IS DISTINCT FROM (c.acl_groups, c.version_id)").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("role", [roles.WRITER, roles.READER])
+def test_a_vectors_groups_are_never_rewritten(index: str, role: str) -> None:
+    with database.connect_as(index, role) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute("UPDATE chunk_multilingual SET acl_groups = ARRAY['everyone']")
+
+
+@pytest.mark.parametrize("groups", GROUP_SETTINGS)
+def test_a_reader_sees_exactly_the_vectors_of_the_chunks_it_sees(index: str, groups: str) -> None:
+    vectors, chunks = seen(index, groups)
+    assert vectors == chunks
+    assert bool(vectors) == (groups not in ("", "nobody"))
+
+
+def test_history_decides_as_for_chunks(index: str) -> None:
+    """A superseded version's vectors are readable only by a caller in its own groups who may
+    also read the document now: the narrowed document's first version ({a, b}, now {b}) by b,
+    not a; the revoked one's ({a}, now {c}) by a and c together, by neither alone; the deleted
+    one's by nobody."""
+    with database.connect(index) as admin:
+        first = dict(admin.execute(
+            "SELECT d.uri, c.id FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+            " JOIN documents d ON d.id = v.document_id WHERE v.version_no = 1").fetchall())
+    assert first["narrow/1"] not in seen(index, "a")[0] and first["narrow/1"] in seen(index, "b")[0]
+    assert first["revoke/1"] not in seen(index, "a")[0] | seen(index, "c")[0] and first["revoke/1"] in seen(index, "a,c")[0]
+    assert first["delete/1"] not in seen(index, "a,b,c")[0]
+
+
+def test_an_index_written_under_034_is_backfilled_to_the_same_answers(pg_server_url: str, embedder: Any) -> None:
+    with fresh_database(pg_server_url) as url:
+        with database.connect(url) as admin:  # back to 034: its policy, no columns, no trigger
+            admin.execute("DROP POLICY reader_groups ON chunk_multilingual")
+            admin.execute(POLICY_034)
+            admin.execute("DROP TRIGGER chunk_multilingual_groups_of_chunk ON chunk_multilingual")
+            admin.execute("ALTER TABLE chunk_multilingual DROP COLUMN acl_groups, DROP COLUMN version_id")
+            admin.execute("DELETE FROM schema_migrations WHERE version = %s", (MIGRATION,))
+        _history(url, embedder)
+        before = {g: seen(url, g) for g in GROUP_SETTINGS}
+        with database.connect(url) as admin:
+            assert store.migrations.migrate(admin) == [MIGRATION]
+            wrong = admin.execute(
+                "SELECT count(*) FROM chunk_multilingual x JOIN chunks c ON c.id = x.chunk_id"
+                " WHERE (x.acl_groups, x.version_id) IS DISTINCT FROM (c.acl_groups, c.version_id)").fetchone()[0]
+        assert wrong == 0
+        assert {g: seen(url, g) for g in GROUP_SETTINGS} == before
+        assert all(vectors == chunks for vectors, chunks in before.values())
+
+
+def test_a_readers_walk_of_the_vectors_reads_no_chunk_for_the_policy(index: str) -> None:
+    """EXPLAIN ANALYZE of the walk a broad caller's list makes, as the reader: the HNSW scan of
+    chunk_multilingual carries the policy as a test of the row (its groups against one InitPlan,
+    its version against one hashed set of exceptions), and nothing in the plan reads chunks."""
+    vector = np.random.default_rng(4).standard_normal(multilingual.DIMENSION).astype(np.float32)
+    with database.connect_as(index, roles.READER) as reader, reader.transaction():
+        reader.execute("SELECT set_config('rag.groups', 'a', true)")
+        reader.execute("SET LOCAL enable_seqscan = off")  # the index a large table is walked by
+        (plan,) = reader.execute(
+            "EXPLAIN (ANALYZE, FORMAT JSON) SELECT chunk_id FROM chunk_multilingual"
+            " ORDER BY embedding <=> %s::vector(384) LIMIT 5", (vector,)).fetchone()[0]
+    found = list(_nodes(plan["Plan"]))
+    (walk,) = [n for n in found if n.get("Index Name") == "chunk_multilingual_hnsw"]
+    assert "acl_groups && (InitPlan" in walk.get("Filter", "") and "hashed SubPlan" in walk["Filter"], walk
+    assert "chunks" not in {n.get("Relation Name") for n in found}, json.dumps(plan)[:2000]
+    assert plan["Plan"]["Actual Rows"] > 0
+
+
+def _nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _nodes(child)
