@@ -82,6 +82,15 @@ class Query:
         return {"xvec": self.vector, "xl_model": self.model, "xl_floor": self.floor}
 
 
+# What a broad caller's walk sets for its transaction (store.search._apply_index_settings): no
+# sequential scans. The reader's policy (035) is a test of the row whose groups the planner cannot
+# know, so it guesses 0.5% of the rows pass, prices the walk for 200 rows per row kept, and reads
+# and sorts the whole table instead: 90 ms, spilling to disk, at 33,000 vectors, against 7 ms for
+# the walk (bench_search_scale.py --multilingual 0.3). Every other scan of a search that walks
+# (the chunks' walk, full text's GIN, lookups by key) uses an index anyway.
+WALK_SETTINGS = ", set_config('enable_seqscan', 'off', true)"
+
+
 def branch(where: str, walk: bool) -> str:
     """The `xl` CTE of a hybrid search: the chunks under `where` (the view and the caller's
     groups, as every branch) nearest the question's multilingual vector %(xvec)s, ranked by

@@ -180,11 +180,12 @@ def _vector_branch(plan: VectorPlan, where: str, view: View, migrated: bool = Tr
         SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk, 1 - dist AS score FROM ({walk}) walked"""  # noqa: S608 -- fixed fragments
 
 
-def _apply_index_settings(conn: psycopg.Connection, plan: VectorPlan) -> None:
+def _apply_index_settings(conn: psycopg.Connection, plan: VectorPlan, walk_multilingual: bool = False) -> None:
     """pgvector's settings for this transaction only (set_config(..., true) = SET LOCAL), in one
-    statement whose result nobody waits for."""
+    statement whose result nobody waits for; sequential scans off too where the multilingual list
+    walks its index (multilingual_vectors.WALK_SETTINGS says why)."""
     conn.execute("SELECT set_config('hnsw.iterative_scan', %s, true), set_config('hnsw.ef_search', %s, true),"
-                 " set_config('hnsw.max_scan_tuples', %s, true)",
+                 " set_config('hnsw.max_scan_tuples', %s, true)" + (multilingual_vectors.WALK_SETTINGS if walk_multilingual else ""),
                  (plan.iterative_scan, str(plan.ef_search), str(plan.max_scan_tuples)))
 
 
@@ -245,7 +246,7 @@ def search_chunks(
     inline = ranking is not None and ranking.empty is None
     with conn.transaction() if transaction else nullcontext():  # the index settings hold for this transaction only
         if plan.strategy == "index":
-            _apply_index_settings(conn, plan)
+            _apply_index_settings(conn, plan, multilingual is not None and multilingual.walk and mode == "hybrid")
         found = rows(conn, sql, params, prepare=True)  # parsed once per connection: see rows()
         record = None
         if ranking is not None:
