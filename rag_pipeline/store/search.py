@@ -1,19 +1,12 @@
 """Retrieval SQL: the hybrid query with the caller's groups inside every branch (which versions a
-query sees: store/search_view.py; the structural branch of named sections: store/search_sections.py),
-and how its vector branch runs.
-
-The vector branch has two strategies, chosen per query by `plan_vector` from how many chunks
-the caller's groups and view let through: `exact` scans those rows and is exact (what every
-search did before migration 009); `index` walks the HNSW index of the model's dimension with
-pgvector's iterative scan, which keeps fetching index candidates until enough of them pass the
-filter. A filter that passes few rows makes the index walk long and its recall poor, while the
-exact scan over few rows is cheap; a broad filter is the opposite."""
+query sees: store/search_view.py; how the vector branch runs: store/vector_plan.py; the structural
+branch of named sections: store/search_sections.py; the multilingual list:
+store/multilingual_vectors.py), the full-text branch's tries, and the fusion."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,46 +26,17 @@ from rag_pipeline.store.search_view import (  # noqa: F401 -- re-exported: store
     index_model_id,
     vector_sql,
 )
+from rag_pipeline.store.vector_plan import (  # noqa: F401 -- re-exported: store.search.VectorPlan is the API
+    EF_SEARCH,
+    EXACT,
+    EXACT_MAX_ROWS,
+    MAX_SCAN_TUPLES,
+    VectorPlan,
+    _plan,
+    vector_branch,
+)
 
 CANDIDATES = 50  # candidates per branch before fusion
-
-# At most this many rows behind the caller's filter at 100,000 chunks: scan them exactly; above
-# it, use the index. A larger corpus scans more exactly (store/direct_read.py).
-EXACT_MAX_ROWS = 5_000
-# HNSW search settings of the index strategy (pgvector 0.8): the candidate list per index walk,
-# and how many index tuples an iterative scan may visit before it stops.
-EF_SEARCH = 200
-MAX_SCAN_TUPLES = 40_000
-
-
-@dataclass(frozen=True)
-class VectorPlan:
-    """How the vector branch of one search runs, and why: what the search log keeps."""
-
-    strategy: str  # "exact" (scan the filtered rows) or "index" (HNSW, iterative scan)
-    estimate: int  # rows the caller's groups and view pass, counted up to exact_max_rows + 1
-    dimension: int | None  # the model's dimension; its index is chunks_embedding_hnsw_<dimension>
-    exact_max_rows: int = EXACT_MAX_ROWS  # the threshold the strategy was chosen by
-    index: str | None = None  # the index the strategy uses (None for exact)
-    ef_search: int | None = None
-    max_scan_tuples: int | None = None
-    iterative_scan: str = "relaxed_order"  # "off" is plain HNSW: one walk of ef_search candidates
-    migrated: bool = False  # some vectors of the model are in model_vectors (a model migration's): walk both
-
-    def to_dict(self) -> dict[str, Any]:
-        """For the search log and `explain`; the estimate is a lower bound when `estimate_capped`."""
-        found: dict[str, Any] = {"strategy": self.strategy, "estimate": self.estimate,
-                                 "estimate_capped": self.estimate > self.exact_max_rows,
-                                 "exact_max_rows": self.exact_max_rows, "dimension": self.dimension}
-        if self.index is not None:
-            found.update(index=self.index, iterative_scan=self.iterative_scan, ef_search=self.ef_search,
-                         max_scan_tuples=self.max_scan_tuples)
-            if self.migrated:
-                found["migrated"] = True
-        return found
-
-
-EXACT = VectorPlan("exact", 0, None)  # the plan of callers that do not choose: always correct
 
 
 RRF_K = 60
@@ -125,59 +89,18 @@ def plan_vector(
         {**_filter_params(groups, model_id, view), "limit": limit + 1},
         prepare=True,  # planned for these groups every time (see _sql.rows)
     ).fetchone()[0]
-    return _plan(estimate, dimension, index, limit, migrated=migrated)
+    native = None
+    if migrated:  # the chunks with the model's own vector (store/vector_plan.py)
+        native = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id"  # noqa: S608 -- fixed fragments
+            f" WHERE {_version_filter(view)} AND v.model_id = %(model_id)s LIMIT %(limit)s) passed",
+            {**_filter_params(groups, model_id, view), "limit": limit + 1}).fetchone()[0]
+    return _plan(estimate, dimension, index, limit, migrated=migrated, native=native)
 
 
 def exact_rows_limit(corpus_chunks: float) -> int:
     """The rows up to which the vector branch scans exactly in a corpus of `corpus_chunks`."""
     return direct_read.limit(EXACT_MAX_ROWS, corpus_chunks, "vector")
-
-
-def _plan(estimate: int, dimension: int | None, index: str | None, limit: int, *, migrated: bool = False) -> VectorPlan:
-    if index is None or estimate <= limit:
-        return VectorPlan("exact", estimate, dimension, limit)
-    return VectorPlan("index", estimate, dimension, limit, index, EF_SEARCH, MAX_SCAN_TUPLES, migrated=migrated)
-
-
-def _vector_branch(plan: VectorPlan, where: str, view: View, migrated: bool = True) -> str:
-    """The `vec` CTE: candidate ids ranked by cosine distance, ties by id.
-
-    The index strategy repeats the index's expression and predicate with the dimension as a
-    literal (an int from the model's identity), which is how the planner matches a partial
-    expression index; the walk is ordered by distance alone (what the index yields) and ranked
-    afterwards, since a relaxed-order iterative scan may return neighbours slightly out of order.
-    Each walked chunk's version is checked by its own lookup (a LATERAL subquery the planner may
-    not flatten, OFFSET 0): joined as a set instead, the versions went into a hash join, which
-    cannot pass the walk's order on, so the walk ran to its tuple limit before anything was cut
-    (22,000 index tuples and 350 ms at 100,000 chunks, against 60 tuples)."""
-    if plan.strategy != "index":
-        return f"""
-        SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk, 1 - dist AS score FROM (
-            SELECT c.id, {vector_sql(migrated)} <=> %(qvec)s AS dist
-            FROM chunks c JOIN document_versions v ON v.id = c.version_id
-            WHERE {where} AND c.embedding IS NOT NULL) scanned
-        ORDER BY dist, id LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments
-    dims = int(plan.dimension)  # type: ignore[arg-type] -- an index strategy always has one
-    distance = f"c.embedding::vector({dims}) <=> %(qvec)s::vector({dims})"
-    walk = f"""
-            SELECT c.id, {distance} AS dist
-            FROM chunks c CROSS JOIN LATERAL (
-                SELECT 1 FROM document_versions v WHERE v.id = c.version_id AND {_version_filter(view)} OFFSET 0) seen
-            WHERE c.model_id = %(model_id)s AND vector_dims(c.embedding) = {dims}
-            ORDER BY {distance} LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments and an int
-    if plan.migrated:  # the model's other vectors: walk their own index too, keep the best of both
-        moved = f"mv.embedding::vector({dims}) <=> %(qvec)s::vector({dims})"
-        walk = f"""
-            SELECT * FROM ({walk}) native UNION ALL SELECT * FROM (
-            SELECT mv.chunk_id AS id, {moved} AS dist
-            FROM model_vectors mv CROSS JOIN LATERAL (
-                SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id
-                WHERE c.id = mv.chunk_id AND c.model_id <> %(model_id)s AND {_version_filter(view)} OFFSET 0) seen
-            WHERE mv.model_id = %(model_id)s AND vector_dims(mv.embedding) = {dims}
-            ORDER BY {moved} LIMIT %(cand)s) moved
-            ORDER BY dist, id LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments and an int
-    return f"""
-        SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk, 1 - dist AS score FROM ({walk}) walked"""  # noqa: S608 -- fixed fragments
 
 
 def _apply_index_settings(conn: psycopg.Connection, plan: VectorPlan, walk_multilingual: bool = False) -> None:
@@ -359,7 +282,7 @@ def _search_sql(
     sql = f"""
     WITH {ctes}, fts AS (
         {fts} ORDER BY rnk LIMIT %(cand)s
-    ), vec AS ({_vector_branch(plan, where, view, migrated) if mode != "fulltext" else _NO_VECTOR}
+    ), vec AS ({vector_branch(plan, where, view, migrated) if mode != "fulltext" else _NO_VECTOR}
     ), sec AS ({search_sections.branch(where) if structural else _NO_VECTOR}
     ), xl AS ({xl_branch}
     ), fused AS (

@@ -362,8 +362,10 @@ def test_rollback_switches_back_and_embeds_what_came_since(capsys, index: Index)
 
 
 def test_index_strategy_reads_migrated_vectors(capsys, index: Index, monkeypatch) -> None:
-    """Over the HNSW threshold the vector branch walks both indexes (chunks' own vectors and
-    model_vectors) and finds what the exact scan finds."""
+    """Over the HNSW threshold the vector branch walks model_vectors' index and finds what the
+    exact scan finds. Right after the switch no chunk carries the new model itself, so that part
+    is read exactly rather than walking the chunks' index among the old model's chunks to its
+    tuple limit; once a sync has staged more of them than the threshold, it is walked."""
     capsys.readouterr()
     assert cli.main(["migrate-model", *NEW, "--no-worse", "--config", str(index.old)]) in (0, 3)
     printed = capsys.readouterr().out
@@ -375,8 +377,24 @@ def test_index_strategy_reads_migrated_vectors(capsys, index: Index, monkeypatch
     monkeypatch.setattr(store.search, "EXACT_MAX_ROWS", 1)
     walked = _search(capsys, index.old)
     strategy = query(index.url, "SELECT strategy FROM search_log WHERE id = %s", walked["log_id"])[0][0]
-    assert strategy["strategy"] == "index" and strategy.get("migrated") is True
+    assert strategy["strategy"] == "index" and strategy.get("migrated") is True and strategy["native"] == "exact"
     assert [r["chunk_id"] for r in walked["results"]] == [r["chunk_id"] for r in exact["results"]]
+    # a new document staged under the new model: several chunks of its own, more than the threshold
+    (index.docs / "hr" / "trips.md").write_text(
+        "# Trips abroad\n\n" + "\n\n".join(f"## Part {i}\n\nA business trip abroad in region {i} is approved by"
+                                           f" the head of department {i} before booking." for i in range(4)) + "\n",
+        encoding="utf-8")
+    code, done = sync(capsys, index.new)
+    assert code == 0, done
+    _, new_model = index.model_ids()
+    assert query(index.url, "SELECT count(*) FROM chunks WHERE model_id = %s", new_model)[0][0] > 1
+    walked = _search(capsys, index.old)
+    strategy = query(index.url, "SELECT strategy FROM search_log WHERE id = %s", walked["log_id"])[0][0]
+    assert strategy["native"] == "index", strategy
+    monkeypatch.setattr(store.search, "EXACT_MAX_ROWS", 10**6)
+    exact = _search(capsys, index.old)
+    assert [r["chunk_id"] for r in walked["results"]] == [r["chunk_id"] for r in exact["results"]]
+    assert any(r["uri"] == "hr/trips.md" for r in exact["results"]), exact["results"]
 
 
 def test_dagster_job_runs_the_same_steps(index: Index) -> None:

@@ -40,3 +40,10 @@ CREATE POLICY reader_groups ON chunk_multilingual FOR SELECT TO rag_reader
     USING (acl_groups && (SELECT rag_session_groups())
            AND NOT (version_id = ANY (SELECT e.version_id FROM reader_exceptions e
                                       WHERE NOT (e.readable_by && (SELECT rag_session_groups())))));
+
+-- The same trap in a migrated index (023): a search of a model that a switch made the index's
+-- walks the chunks' HNSW index for the chunks staged under it, which right after the switch are
+-- none, so the walk visited its tuple limit among the old model's chunks (230 ms at 100,000
+-- chunks, as the superuser too). A search now counts them first (store/vector_plan.py), through
+-- the versions' model: this index makes that count a lookup, not a scan of every version.
+CREATE INDEX IF NOT EXISTS document_versions_model ON document_versions (model_id);
