@@ -89,13 +89,10 @@ def plan_vector(
         {**_filter_params(groups, model_id, view), "limit": limit + 1},
         prepare=True,  # planned for these groups every time (see _sql.rows)
     ).fetchone()[0]
-    native = None
-    if migrated:  # the chunks with the model's own vector (store/vector_plan.py)
-        native = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id"  # noqa: S608 -- fixed fragments
-            f" WHERE {_version_filter(view)} AND v.model_id = %(model_id)s LIMIT %(limit)s) passed",
-            {**_filter_params(groups, model_id, view), "limit": limit + 1}).fetchone()[0]
-    return _plan(estimate, dimension, index, limit, migrated=migrated, native=native)
+    # a migrated model's parts, each counted up to the limit (store/vector_plan.py)
+    parts = conn.execute("SELECT native, moved FROM rag_model_parts(%s, %s)", (model_id, limit + 1)).fetchone()
+    native, moved = parts if parts else (None, None)
+    return _plan(estimate, dimension, index, limit, migrated=migrated, native=native, moved=moved)
 
 
 def exact_rows_limit(corpus_chunks: float) -> int:

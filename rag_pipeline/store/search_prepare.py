@@ -17,7 +17,6 @@ from rag_pipeline.store.search import (
     _filter_params,
     _model_sql,
     _plan,
-    _version_filter,
     _where,
 )
 
@@ -66,11 +65,6 @@ def prepare(
     count_limit = direct_read.limit_sql("%(floor)s", "vector") if grows else "%(floor)s"
     estimate = (f"(SELECT count(*) FROM (SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id"  # noqa: S608 -- fixed fragments
                 f" WHERE {where} LIMIT {count_limit} + 1) passed)") if vector and not live else "NULL::bigint"
-    # a migrated model's chunks with its own vector, counted the same way (store/vector_plan.py)
-    native = (f"CASE WHEN coalesce(rag_model_migrated((SELECT id FROM search_model)), false) THEN"  # noqa: S608 -- fixed fragments
-              f" (SELECT count(*) FROM (SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id"
-              f" WHERE {_version_filter(view)} AND v.model_id = (SELECT id FROM search_model)"
-              f" LIMIT {count_limit} + 1) passed) END") if vector else "NULL::bigint"
     sql = f"""
     WITH RECURSIVE {bm25.TERM_CTES}, search_model AS MATERIALIZED (
         SELECT e.* FROM embedding_models e WHERE e.id = ({_model_sql(view)})
@@ -84,7 +78,8 @@ def prepare(
              WHERE r.model_id = (SELECT id FROM search_model) AND r.calibrated_at <= coalesce(%(as_of)s::timestamptz, now())
              ORDER BY r.calibrated_at DESC, r.id DESC LIMIT 1) AS rerank,
            CASE WHEN %(log)s THEN nextval(pg_get_serial_sequence('search_log', 'id')) END AS log_id,
-           coalesce(rag_model_migrated((SELECT id FROM search_model)), false) AS migrated, {native} AS native,
+           coalesce(rag_model_migrated((SELECT id FROM search_model)), false) AS migrated,
+           (SELECT row_to_json(p) FROM rag_model_parts((SELECT id FROM search_model), {count_limit} + 1) p) AS parts,
            {direct_read.CORPUS_CHUNKS_SQL} AS corpus_chunks,
            rag_multilingual_present(%(xl_model)s::text) AS multilingual,  -- false for NULL: not asked
            {bm25.TERM_COLUMNS}
@@ -100,7 +95,8 @@ def prepare(
         # the live index: the live chunks of the access sets the groups overlap, kept at publish
         # (fts_acl_corpus; one model per live index), capped as the count would be: no scan
         estimate = min(int(found["fts_live"]), limit + 1) if live else int(found["estimate"])
-        plan = _plan(estimate, model["dimension"], found["index"], limit, migrated=found["migrated"], native=found["native"])
+        plan = _plan(estimate, model["dimension"], found["index"], limit, migrated=found["migrated"],
+                     **(found["parts"] or {}))
     return Prepared(found["searched_at"], model, bm25.terms_from(found["fts_terms"], found["fts_live"]), plan,
                     found["calibration"], found["log_id"], found["rerank"], bool(found["migrated"]), corpus,
                     bool(found["multilingual"]))

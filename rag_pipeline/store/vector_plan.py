@@ -11,7 +11,8 @@ A model that a migration switched to (migration 023) has vectors of two kinds: i
 the chunks staged under it ("native"), in `model_vectors` for the older ones. Both are searched
 and the best kept. The chunks' HNSW index holds every model of that dimension, so walking it for
 a model few chunks carry natively (right after a switch: none) visits the tuple limit for nothing;
-such a native part is read exactly instead."""
+such a native part is read exactly instead, and so is a part in model_vectors that holds few of the
+model's vectors among another's (after a rollback)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ class VectorPlan:
     iterative_scan: str = "relaxed_order"  # "off" is plain HNSW: one walk of ef_search candidates
     migrated: bool = False  # some vectors of the model are in model_vectors (a model migration's): walk both
     native_exact: bool = False  # migrated, and the caller sees few chunks with the model's own vector: read them exactly
+    moved_exact: bool = False  # migrated, and the caller sees few of its vectors in model_vectors: read them exactly
 
     def to_dict(self) -> dict[str, Any]:
         """For the search log and `explain`; the estimate is a lower bound when `estimate_capped`."""
@@ -53,7 +55,8 @@ class VectorPlan:
             found.update(index=self.index, iterative_scan=self.iterative_scan, ef_search=self.ef_search,
                          max_scan_tuples=self.max_scan_tuples)
             if self.migrated:
-                found.update(migrated=True, native="exact" if self.native_exact else "index")
+                found.update(migrated=True, native="exact" if self.native_exact else "index",
+                             moved="exact" if self.moved_exact else "index")
         return found
 
 
@@ -61,13 +64,15 @@ EXACT = VectorPlan("exact", 0, None)  # the plan of callers that do not choose: 
 
 
 def _plan(estimate: int, dimension: int | None, index: str | None, limit: int, *, migrated: bool = False,
-          native: int | None = None) -> VectorPlan:
-    """`native`: of a migrated model, the chunks with its own vector the caller's filter passes,
-    counted up to `limit` + 1 (None: not counted, walked)."""
+          native: int | None = None, moved: int | None = None) -> VectorPlan:
+    """`native`, `moved`: of a migrated model, the chunks with its own vector and its vectors in
+    model_vectors the caller's filter passes, each counted up to `limit` + 1 (None: not counted,
+    walked)."""
     if index is None or estimate <= limit:
         return VectorPlan("exact", estimate, dimension, limit)
     return VectorPlan("index", estimate, dimension, limit, index, EF_SEARCH, MAX_SCAN_TUPLES, migrated=migrated,
-                      native_exact=migrated and native is not None and native <= limit)
+                      native_exact=migrated and native is not None and native <= limit,
+                      moved_exact=migrated and moved is not None and moved <= limit)
 
 
 def vector_branch(plan: VectorPlan, where: str, view: View, migrated: bool = True) -> str:
@@ -85,7 +90,9 @@ def vector_branch(plan: VectorPlan, where: str, view: View, migrated: bool = Tru
     A migrated model's native part, when `native_exact`, scans its few chunks instead (found by
     their versions' model, ordered by an expression the HNSW index does not serve, so the planner
     cannot walk it): walked, it visited the tuple limit among the other model's chunks, 230 ms at
-    100,000 chunks right after a switch (bench/bench_migrated_search.py)."""
+    100,000 chunks right after a switch (bench/bench_migrated_search.py). Its part in
+    model_vectors, when `moved_exact` (after a rollback: the few chunks staged under the other
+    model), likewise."""
     if plan.strategy != "index":
         return f"""
         SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk, 1 - dist AS score FROM (
@@ -108,16 +115,23 @@ def vector_branch(plan: VectorPlan, where: str, view: View, migrated: bool = Tru
             WHERE {_version_filter(view)} AND v.model_id = %(model_id)s AND c.model_id = %(model_id)s
             ORDER BY dist, c.id LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments
     if plan.migrated:  # the model's other vectors: walk their own index too, keep the best of both
-        moved = f"mv.embedding::vector({dims}) <=> %(qvec)s::vector({dims})"
-        walk = f"""
-            SELECT * FROM ({walk}) native UNION ALL SELECT * FROM (
-            SELECT mv.chunk_id AS id, {moved} AS dist
+        distance = f"mv.embedding::vector({dims}) <=> %(qvec)s::vector({dims})"
+        moved = f"""
+            SELECT mv.chunk_id AS id, {distance} AS dist
             FROM model_vectors mv CROSS JOIN LATERAL (
                 SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id
                 WHERE c.id = mv.chunk_id AND c.model_id <> %(model_id)s AND {_version_filter(view)} OFFSET 0) seen
             WHERE mv.model_id = %(model_id)s AND vector_dims(mv.embedding) = {dims}
-            ORDER BY {moved} LIMIT %(cand)s) moved
-            ORDER BY dist, id LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments and an int
+            ORDER BY {distance} LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments and an int
+        if plan.moved_exact:
+            moved = f"""
+            SELECT mv.chunk_id AS id, mv.embedding <=> %(qvec)s AS dist
+            FROM model_vectors mv JOIN chunks c ON c.id = mv.chunk_id JOIN document_versions v ON v.id = c.version_id
+            WHERE mv.model_id = %(model_id)s AND c.model_id <> %(model_id)s AND {_version_filter(view)}
+            ORDER BY dist, mv.chunk_id LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments
+        walk = f"""
+            SELECT * FROM ({walk}) native UNION ALL SELECT * FROM ({moved}) moved
+            ORDER BY dist, id LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments
     return f"""
         SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk, 1 - dist AS score FROM ({walk}) walked"""  # noqa: S608 -- fixed fragments
 

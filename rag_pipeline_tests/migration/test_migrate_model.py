@@ -338,7 +338,7 @@ def test_sync_during_migration_reaches_both_models_and_late_publish_is_refused(c
     assert query(index.url, "SELECT count(*) FROM document_versions WHERE run_id = 'late-run' AND status = 'live'")[0][0] == 0
 
 
-def test_rollback_switches_back_and_embeds_what_came_since(capsys, index: Index) -> None:
+def test_rollback_switches_back_and_embeds_what_came_since(capsys, index: Index, monkeypatch) -> None:
     old_model, _ = index.model_ids()
     code, _ = run_cli(capsys, "migrate-model", *NEW, "--config", str(index.old))
     assert code == 0
@@ -353,6 +353,15 @@ def test_rollback_switches_back_and_embeds_what_came_since(capsys, index: Index)
     assert live == old_model and _missing(index.url, old_model) == 0
     assert query(index.url, "SELECT count(*) FROM model_switches")[0][0] == 2
     assert _search(capsys, index.old)["results"]
+    # over the threshold: the old model's own chunks are walked, its one chunk in model_vectors
+    # (among the other model's) is read exactly, and they find what the exact scan finds
+    exact = _search(capsys, index.old)
+    monkeypatch.setattr(store.search, "EXACT_MAX_ROWS", 1)
+    walked = _search(capsys, index.old)
+    strategy = query(index.url, "SELECT strategy FROM search_log WHERE id = %s", walked["log_id"])[0][0]
+    assert (strategy["strategy"], strategy["native"], strategy["moved"]) == ("index", "index", "exact"), strategy
+    assert [r["chunk_id"] for r in walked["results"]] == [r["chunk_id"] for r in exact["results"]]
+    monkeypatch.undo()
     code, explained = run_cli(capsys, "explain", str(on_new["log_id"]), "--config", str(index.old))
     assert code == 0 and explained["replay"]["identical"], explained["replay"]
     # the retired model's vectors go only when asked; the live model's never

@@ -1,12 +1,14 @@
-"""Migration 035 (issue 21, item 2, for 034's multilingual vectors): a vector carries its chunk's
-groups and version, and the reader's policy tests them on the row itself.
+"""Migration 035 (issue 21, item 2, for the vector tables beside chunks): a multilingual vector
+(034) and a migrated model's vector (023) carry their chunk's groups and version, and the reader's
+policy tests them on the row itself.
 
 On the access-history index of test_chunk_acl (five documents, then an edit, a revoke, a delete, a
-narrowing and a widening, published), with a multilingual vector for every chunk: the copied
-columns cannot be forged or rewritten, a reader sees exactly the vectors of the chunks it sees for
-any groups (history included), an index written under 034 is backfilled to the same answers, and
-a reader's walk of the vector index reads no chunk for the policy (under 034 it hashed every
-chunk the caller may see before its first row: bench_search_scale.py --multilingual)."""
+narrowing and a widening, published), with a multilingual vector and a second model's vector for
+every chunk: the copied columns cannot be forged or rewritten, a reader sees exactly the vectors
+of the chunks it sees for any groups (history included), an index written before 035 is
+backfilled to the same answers, and a reader's walk of either vector index reads no chunk for the
+policy (before, it could hash every chunk the caller may see before its first row:
+bench_search_scale.py --multilingual)."""
 
 from __future__ import annotations
 
@@ -29,14 +31,23 @@ from rag_pipeline.store.multilingual_vectors import Query
 
 MIGRATION = "035_multilingual_row_groups"
 GROUP_SETTINGS = ("a", "b", "c", "a,b,c", "", "nobody")
-# 034's policy, as an index written before 035 has it
-POLICY_034 = ("CREATE POLICY reader_groups ON chunk_multilingual FOR SELECT TO rag_reader"
-              " USING (EXISTS (SELECT 1 FROM chunks c WHERE c.id = chunk_multilingual.chunk_id))")
+TABLES = ("chunk_multilingual", "model_vectors")
+SECOND_MODEL = {"name": "second-model", "revision": "test", "weights_sha256": "2" * 64, "dimension": 384,
+                "normalized": True, "max_tokens": 256}
+# the policies an index written before 035 has (034's, 028's)
+POLICIES_BEFORE = {
+    "chunk_multilingual": "CREATE POLICY reader_groups ON chunk_multilingual FOR SELECT TO rag_reader"
+                          " USING (EXISTS (SELECT 1 FROM chunks c WHERE c.id = chunk_multilingual.chunk_id))",
+    "model_vectors": "CREATE POLICY reader_groups ON model_vectors FOR SELECT TO rag_reader"
+                     " USING (EXISTS (SELECT 1 FROM chunks c WHERE c.id = model_vectors.chunk_id"
+                     " AND c.acl_groups && (SELECT rag_session_groups())))",
+}
 
 
 def _history(url: str, embedder: Any) -> None:
-    """Both runs of the access-history index published, and a multilingual vector (random, of the
-    model's dimension) for every chunk, written as the stage step writes them."""
+    """Both runs of the access-history index published, and a multilingual vector and a second
+    model's vector (random, 384-d) for every chunk, written as the stage step and a migration
+    write them."""
     model_id = first_run(url, embedder)
     stage_second_run(url, embedder, model_id)
     with database.connect_as(url, roles.WRITER) as writer:
@@ -45,6 +56,8 @@ def _history(url: str, embedder: Any) -> None:
         ids = [r[0] for r in writer.execute("SELECT id FROM chunks ORDER BY id")]
         vectors = np.random.default_rng(3).standard_normal((len(ids), multilingual.DIMENSION)).astype(np.float32)
         store.multilingual_vectors.insert(writer, multilingual.MODEL, list(zip(ids, vectors, strict=True)))
+        second = store.models.register_model(writer, SECOND_MODEL)
+        store.model_vectors.insert_vectors(writer, second, list(zip(ids, vectors[::-1], strict=True)))
 
 
 @pytest.fixture(scope="module")
@@ -54,51 +67,60 @@ def index(pg_server_url: str, embedder: Any) -> Iterator[str]:
         yield url
 
 
-def seen(url: str, groups: str) -> tuple[set[int], set[int]]:
-    """(chunk ids of the vectors, chunk ids of the chunks) a reader in `groups` may select."""
+def seen(url: str, groups: str, table: str = "chunk_multilingual") -> tuple[set[int], set[int]]:
+    """(chunk ids of the vectors in `table`, chunk ids of the chunks) a reader in `groups` may select."""
+    assert table in TABLES
     with database.connect_as(url, roles.READER) as reader, reader.transaction():
         reader.execute("SELECT set_config('rag.groups', %s, true)", (groups,))
-        vectors = {r[0] for r in reader.execute("SELECT chunk_id FROM chunk_multilingual")}
+        vectors = {r[0] for r in reader.execute(f"SELECT chunk_id FROM {table}")}
         return vectors, {r[0] for r in reader.execute("SELECT id FROM chunks")}
 
 
-def test_a_vector_has_its_chunks_groups_and_version_whatever_the_insert_says(index: str, embedder: Any) -> None:
+FORGED = {  # a vector written by hand for chunk %s, claiming every group of the company and version %s
+    "chunk_multilingual": "INSERT INTO chunk_multilingual (chunk_id, model, embedding, acl_groups, version_id)"
+                          " SELECT %s, model, embedding, ARRAY['a', 'b', 'c', 'all-staff'], %s FROM chunk_multilingual LIMIT 1",
+    "model_vectors": "INSERT INTO model_vectors (chunk_id, model_id, embedding, acl_groups, version_id)"
+                     " SELECT %s, model_id, embedding, ARRAY['a', 'b', 'c', 'all-staff'], %s FROM model_vectors LIMIT 1",
+}
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_a_vector_has_its_chunks_groups_and_version_whatever_the_insert_says(index: str, embedder: Any, table: str) -> None:
     with database.connect_as(index, roles.WRITER) as writer:
-        model_id = writer.execute("SELECT id FROM embedding_models").fetchone()[0]
-        store.runs.create_run(writer, "forge", ["docs"], model_id)  # staged, never published
-        stage_text(writer, embedder, model_id, "forge", "forged/1", "Forged: zephyrine secrets.", ["board"])
+        model_id = writer.execute("SELECT id FROM embedding_models WHERE name <> %s", (SECOND_MODEL["name"],)).fetchone()[0]
+        store.runs.create_run(writer, f"forge-{table}", ["docs"], model_id)  # staged, never published
+        stage_text(writer, embedder, model_id, f"forge-{table}", f"forged/{table}", "Forged: zephyrine secrets.", ["board"])
         chunk_id, version_id = writer.execute(
             "SELECT c.id, c.version_id FROM chunks c JOIN document_versions v ON v.id = c.version_id"
-            " JOIN documents d ON d.id = v.document_id WHERE d.uri = 'forged/1'").fetchone()
+            " JOIN documents d ON d.id = v.document_id WHERE d.uri = %s", (f"forged/{table}",)).fetchone()
         with writer.transaction(force_rollback=True):
-            # its vector written by hand, claiming every group of the company and another version
-            writer.execute(
-                "INSERT INTO chunk_multilingual (chunk_id, model, embedding, acl_groups, version_id)"
-                " SELECT %s, model, embedding, ARRAY['a', 'b', 'c', 'all-staff'], %s FROM chunk_multilingual"
-                " LIMIT 1", (chunk_id, version_id - 1))
-            stored = writer.execute("SELECT acl_groups, version_id FROM chunk_multilingual WHERE chunk_id = %s",
+            writer.execute(FORGED[table], (chunk_id, version_id - 1))
+            stored = writer.execute(f"SELECT acl_groups, version_id FROM {table} WHERE chunk_id = %s",
                                     (chunk_id,)).fetchone()
     assert stored == (["board"], version_id), stored
     with database.connect(index) as admin:
         assert admin.execute(
-            "SELECT count(*) FROM chunk_multilingual x JOIN chunks c ON c.id = x.chunk_id"
+            f"SELECT count(*) FROM {table} x JOIN chunks c ON c.id = x.chunk_id"
             " WHERE (x.acl_groups, x.version_id) IS DISTINCT FROM (c.acl_groups, c.version_id)").fetchone()[0] == 0
 
 
+@pytest.mark.parametrize("table", TABLES)
 @pytest.mark.parametrize("role", [roles.WRITER, roles.READER])
-def test_a_vectors_groups_are_never_rewritten(index: str, role: str) -> None:
+def test_a_vectors_groups_are_never_rewritten(index: str, role: str, table: str) -> None:
     with database.connect_as(index, role) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
-        conn.execute("UPDATE chunk_multilingual SET acl_groups = ARRAY['everyone']")
+        conn.execute(f"UPDATE {table} SET acl_groups = ARRAY['everyone']")
 
 
+@pytest.mark.parametrize("table", TABLES)
 @pytest.mark.parametrize("groups", GROUP_SETTINGS)
-def test_a_reader_sees_exactly_the_vectors_of_the_chunks_it_sees(index: str, groups: str) -> None:
-    vectors, chunks = seen(index, groups)
+def test_a_reader_sees_exactly_the_vectors_of_the_chunks_it_sees(index: str, groups: str, table: str) -> None:
+    vectors, chunks = seen(index, groups, table)
     assert vectors == chunks
     assert bool(vectors) == (groups not in ("", "nobody"))
 
 
-def test_history_decides_as_for_chunks(index: str) -> None:
+@pytest.mark.parametrize("table", TABLES)
+def test_history_decides_as_for_chunks(index: str, table: str) -> None:
     """A superseded version's vectors are readable only by a caller in its own groups who may
     also read the document now: the narrowed document's first version ({a, b}, now {b}) by b,
     not a; the revoked one's ({a}, now {c}) by a and c together, by neither alone; the deleted
@@ -107,44 +129,60 @@ def test_history_decides_as_for_chunks(index: str) -> None:
         first = dict(admin.execute(
             "SELECT d.uri, c.id FROM chunks c JOIN document_versions v ON v.id = c.version_id"
             " JOIN documents d ON d.id = v.document_id WHERE v.version_no = 1").fetchall())
-    assert first["narrow/1"] not in seen(index, "a")[0] and first["narrow/1"] in seen(index, "b")[0]
-    assert first["revoke/1"] not in seen(index, "a")[0] | seen(index, "c")[0] and first["revoke/1"] in seen(index, "a,c")[0]
-    assert first["delete/1"] not in seen(index, "a,b,c")[0]
+
+    def vectors(groups: str) -> set[int]:
+        return seen(index, groups, table)[0]
+
+    assert first["narrow/1"] not in vectors("a") and first["narrow/1"] in vectors("b")
+    assert first["revoke/1"] not in vectors("a") | vectors("c") and first["revoke/1"] in vectors("a,c")
+    assert first["delete/1"] not in vectors("a,b,c")
 
 
-def test_an_index_written_under_034_is_backfilled_to_the_same_answers(pg_server_url: str, embedder: Any) -> None:
+def test_an_index_written_before_035_is_backfilled_to_the_same_answers(pg_server_url: str, embedder: Any) -> None:
     with fresh_database(pg_server_url) as url:
-        with database.connect(url) as admin:  # back to 034: its policy, no columns, no trigger
-            admin.execute("DROP POLICY reader_groups ON chunk_multilingual")
-            admin.execute(POLICY_034)
-            admin.execute("DROP TRIGGER chunk_multilingual_groups_of_chunk ON chunk_multilingual")
-            admin.execute("ALTER TABLE chunk_multilingual DROP COLUMN acl_groups, DROP COLUMN version_id")
+        with database.connect(url) as admin:  # back to 034: the policies that look the chunk up, no columns, no triggers
+            for table, policy in POLICIES_BEFORE.items():
+                admin.execute(f"DROP POLICY reader_groups ON {table}")
+                admin.execute(policy)
+                admin.execute(f"DROP TRIGGER {table}_groups_of_chunk ON {table}")
+                admin.execute(f"ALTER TABLE {table} DROP COLUMN acl_groups, DROP COLUMN version_id")
             admin.execute("DELETE FROM schema_migrations WHERE version = %s", (MIGRATION,))
         _history(url, embedder)
-        before = {g: seen(url, g) for g in GROUP_SETTINGS}
+        before = {(g, t): seen(url, g, t) for g in GROUP_SETTINGS for t in TABLES}
         with database.connect(url) as admin:
             assert store.migrations.migrate(admin) == [MIGRATION]
-            wrong = admin.execute(
-                "SELECT count(*) FROM chunk_multilingual x JOIN chunks c ON c.id = x.chunk_id"
+            wrong = [admin.execute(
+                f"SELECT count(*) FROM {table} x JOIN chunks c ON c.id = x.chunk_id"
                 " WHERE (x.acl_groups, x.version_id) IS DISTINCT FROM (c.acl_groups, c.version_id)").fetchone()[0]
-        assert wrong == 0
-        assert {g: seen(url, g) for g in GROUP_SETTINGS} == before
+                for table in TABLES]
+        assert wrong == [0, 0]
+        assert {(g, t): seen(url, g, t) for g in GROUP_SETTINGS for t in TABLES} == before
         assert all(vectors == chunks for vectors, chunks in before.values())
 
 
-def test_a_readers_walk_of_the_vectors_reads_no_chunk_for_the_policy(index: str) -> None:
-    """EXPLAIN ANALYZE of the walk a broad caller's list makes, as the reader: the HNSW scan of
-    chunk_multilingual carries the policy as a test of the row (its groups against one InitPlan,
-    its version against one hashed set of exceptions), and nothing in the plan reads chunks."""
+WALKS = {  # a broad caller's walk of each vector table's HNSW index
+    "chunk_multilingual": ("SELECT chunk_id FROM chunk_multilingual ORDER BY embedding <=> %s::vector(384) LIMIT 5",
+                           "chunk_multilingual_hnsw"),
+    "model_vectors": ("SELECT chunk_id FROM model_vectors WHERE vector_dims(embedding) = 384"
+                      " ORDER BY embedding::vector(384) <=> %s::vector(384) LIMIT 5", "model_vectors_hnsw_384"),
+}
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_a_readers_walk_of_the_vectors_reads_no_chunk_for_the_policy(index: str, table: str) -> None:
+    """EXPLAIN ANALYZE of a walk of the table's HNSW index as the reader: the scan carries the
+    policy as a test of the row (its groups against one InitPlan, its version against one hashed
+    set of exceptions), and nothing in the plan reads chunks."""
     vector = np.random.default_rng(4).standard_normal(multilingual.DIMENSION).astype(np.float32)
+    statement, index_name = WALKS[table]
+    with database.connect(index) as admin, admin.transaction():
+        admin.execute("SELECT rag_ensure_model_vector_index(384)")
     with database.connect_as(index, roles.READER) as reader, reader.transaction():
         reader.execute("SELECT set_config('rag.groups', 'a', true)")
         reader.execute("SET LOCAL enable_seqscan = off")  # the index a large table is walked by
-        (plan,) = reader.execute(
-            "EXPLAIN (ANALYZE, FORMAT JSON) SELECT chunk_id FROM chunk_multilingual"
-            " ORDER BY embedding <=> %s::vector(384) LIMIT 5", (vector,)).fetchone()[0]
+        (plan,) = reader.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, (vector,)).fetchone()[0]
     found = list(_nodes(plan["Plan"]))
-    (walk,) = [n for n in found if n.get("Index Name") == "chunk_multilingual_hnsw"]
+    (walk,) = [n for n in found if n.get("Index Name") == index_name]
     assert "acl_groups && (InitPlan" in walk.get("Filter", "") and "hashed SubPlan" in walk["Filter"], walk
     assert "chunks" not in {n.get("Relation Name") for n in found}, json.dumps(plan)[:2000]
     assert plan["Plan"]["Actual Rows"] > 0
