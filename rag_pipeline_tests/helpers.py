@@ -275,3 +275,35 @@ def parsed_in_a_fresh_process(data: bytes, name: str) -> tuple[list[str], set[st
     assert done.returncode == 0, done.stderr
     kinds, modules = json.loads(done.stdout.strip().splitlines()[-1])
     return kinds, set(modules)
+
+
+def explained(conn: psycopg.Connection, run: Callable[[], object]) -> list[dict[str, Any]]:
+    """The JSON plan (with actual counts) of every statement `run` executes on `conn`, from
+    auto_explain at NOTICE level. auto_explain's settings are superuser-only, so `conn` must be
+    a superuser's session: it takes the reader role itself, and gives it back afterwards."""
+    plans: list[dict[str, Any]] = []
+
+    def collect(diagnostic: psycopg.errors.Diagnostic) -> None:
+        message = diagnostic.message_primary or ""
+        if "plan:" in message:
+            plans.append(json.loads(message[message.index("{"):]))
+
+    conn.execute("LOAD 'auto_explain'")
+    for name, value in (("log_min_duration", "0"), ("log_format", "json"), ("log_level", "notice"),
+                        ("log_analyze", "on"), ("log_timing", "off")):
+        conn.execute("SELECT set_config(%s, %s, false)", (f"auto_explain.{name}", value))
+    conn.add_notice_handler(collect)
+    try:
+        conn.execute("SET ROLE rag_reader")
+        run()
+    finally:
+        conn.execute("RESET ROLE")
+        conn.execute("SELECT set_config('auto_explain.log_min_duration', '-1', false)")
+        conn.remove_notice_handler(collect)
+    return [p for p in plans if "rag_session_groups" not in p["Query Text"]]
+
+
+def plan_nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from plan_nodes(child)

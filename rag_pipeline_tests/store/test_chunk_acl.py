@@ -11,7 +11,6 @@ lookup per chunk for the policy.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,7 +20,7 @@ from conftest import fresh_database
 from helpers import ACL_TEXTS as TEXTS
 from helpers import acl_first_run as first_run
 from helpers import acl_second_run as stage_second_run
-from helpers import stage_text
+from helpers import explained, plan_nodes, stage_text
 
 from rag_pipeline import store
 from rag_pipeline.retrieval.search import search
@@ -147,34 +146,17 @@ def test_a_readers_search_tests_chunks_on_their_own_row(index: dict[str, Any], e
     """EXPLAIN of every statement of a reader's hybrid search: each scan of chunks carries the
     policy as a test of the row (its groups against the statement's one InitPlan, its version
     against one hashed set of exceptions), and nothing under it reads document_versions."""
-    plans: list[dict[str, Any]] = []
-
-    def collect(diagnostic: psycopg.errors.Diagnostic) -> None:
-        message = diagnostic.message_primary or ""
-        if "plan:" in message:
-            plans.append(json.loads(message[message.index("{"):]))
-
+    hits: list = []
     with database.connect(index["url"]) as su:
-        su.execute("LOAD 'auto_explain'")
-        for name, value in (("log_min_duration", "0"), ("log_format", "json"), ("log_level", "notice"),
-                            ("log_analyze", "on"), ("log_timing", "off")):
-            su.execute("SELECT set_config(%s, %s, false)", (f"auto_explain.{name}", value))
-        su.add_notice_handler(collect)
-        su.execute("SET ROLE rag_reader")
-        hits = search(su, embedder, "zephyrine budget review", ["a"], k=5, mode="hybrid", log=False)
-        su.execute("RESET ROLE")
+        plans = explained(su, lambda: hits.extend(search(su, embedder, "zephyrine budget review", ["a"], k=5,
+                                                         mode="hybrid", log=False)))
     assert hits and {h.uri for h in hits} <= {"keep/1", "revoke/1", "delete/1", "narrow/1", "widen/1"}
-    chunk_scans = [n for p in plans for n in _nodes(p["Plan"])
+    chunk_scans = [n for p in plans for n in plan_nodes(p["Plan"])
                    if n.get("Relation Name") == "chunks" and "Scan" in n["Node Type"]]
     assert chunk_scans
     for scan in chunk_scans:
         quals = " ".join(scan.get(q, "") for q in ("Filter", "Index Cond", "Recheck Cond"))
         assert "acl_groups && (InitPlan" in quals and "hashed SubPlan" in quals, quals
-        below = {n.get("Relation Name") for n in _nodes(scan)}
+        below = {n.get("Relation Name") for n in plan_nodes(scan)}
         assert "document_versions" not in below and "reader_exceptions" in below, below
 
-
-def _nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield plan
-    for child in plan.get("Plans", []):
-        yield from _nodes(child)

@@ -22,7 +22,7 @@ import pytest
 from conftest import fresh_database
 from helpers import acl_first_run as first_run
 from helpers import acl_second_run as stage_second_run
-from helpers import stage_text
+from helpers import explained, plan_nodes, stage_text
 
 from rag_pipeline import store
 from rag_pipeline.embedding import multilingual
@@ -181,7 +181,7 @@ def test_a_readers_walk_of_the_vectors_reads_no_chunk_for_the_policy(index: str,
         reader.execute("SELECT set_config('rag.groups', 'a', true)")
         reader.execute("SET LOCAL enable_seqscan = off")  # the index a large table is walked by
         (plan,) = reader.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, (vector,)).fetchone()[0]
-    found = list(_nodes(plan["Plan"]))
+    found = list(plan_nodes(plan["Plan"]))
     (walk,) = [n for n in found if n.get("Index Name") == index_name]
     assert "acl_groups && (InitPlan" in walk.get("Filter", "") and "hashed SubPlan" in walk["Filter"], walk
     assert "chunks" not in {n.get("Relation Name") for n in found}, json.dumps(plan)[:2000]
@@ -194,38 +194,23 @@ def test_a_broad_callers_search_walks_the_multilingual_index_whatever_the_planne
     chunk_multilingual_hnsw. On this small table the planner would rather read and sort it
     whole (it guesses that 0.5% of the rows pass the policy), which at 33,000 vectors cost 90 ms
     against the walk's 7; a selective caller's exact scan is left to the planner."""
-    plans: list[dict[str, Any]] = []
-
-    def collect(diagnostic: psycopg.errors.Diagnostic) -> None:
-        message = diagnostic.message_primary or ""
-        if "plan:" in message:
-            plans.append(json.loads(message[message.index("{"):]))
-
     question = "zephyrine budget review"
     crossed = Query(np.random.default_rng(5).standard_normal(multilingual.DIMENSION).astype(np.float32),
                     multilingual.MODEL, -1.0, walk=True)
     broad = store.search._plan(10**6, 384, "chunks_embedding_hnsw_384", 0)  # what a caller seeing a large index gets
-    with database.connect(index) as su:
-        model_id = su.execute("SELECT id FROM embedding_models").fetchone()[0]
-        su.execute("LOAD 'auto_explain'")
-        for name, value in (("log_min_duration", "0"), ("log_format", "json"), ("log_level", "notice"),
-                            ("log_analyze", "on"), ("log_timing", "off")):
-            su.execute("SELECT set_config(%s, %s, false)", (f"auto_explain.{name}", value))
-        su.add_notice_handler(collect)
-        su.execute("SET ROLE rag_reader")
+    rows: list[dict[str, Any]] = []
+
+    def searched() -> None:
         with su.transaction():
             store.search_log.set_session_groups(su, ["a"])
-            rows = store.search.search_chunks(su, embedder.encode([question])[0], question, ["a"], model_id, 5,
-                                              plan=broad, multilingual=crossed, transaction=False)
-        su.execute("RESET ROLE")
+            rows.extend(store.search.search_chunks(su, embedder.encode([question])[0], question, ["a"], model_id, 5,
+                                                   plan=broad, multilingual=crossed, transaction=False))
+
+    with database.connect(index) as su:
+        model_id = su.execute("SELECT id FROM embedding_models WHERE name <> %s", (SECOND_MODEL["name"],)).fetchone()[0]
+        plans = explained(su, searched)
     assert any(r["multilingual_rank"] is not None for r in rows), rows
-    (searched,) = [p for p in plans if "chunk_multilingual" in p["Query Text"]]
-    scans = {(n.get("Relation Name"), n["Node Type"], n.get("Index Name")) for n in _nodes(searched["Plan"])
+    (statement,) = [p for p in plans if "chunk_multilingual" in p["Query Text"]]
+    scans = {(n.get("Relation Name"), n["Node Type"], n.get("Index Name")) for n in plan_nodes(statement["Plan"])
              if n.get("Relation Name") == "chunk_multilingual"}
     assert scans == {("chunk_multilingual", "Index Scan", "chunk_multilingual_hnsw")}, scans
-
-
-def _nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield plan
-    for child in plan.get("Plans", []):
-        yield from _nodes(child)

@@ -10,14 +10,14 @@ captured by PostgreSQL's auto_explain as JSON with actual row and loop counts.""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import psycopg
 import pytest
 from conftest import fresh_database
-from helpers import stage_text
+from helpers import explained, plan_nodes, stage_text
 
 from rag_pipeline import store
 from rag_pipeline.retrieval.search import MAX_GROUPS, QueryError, check_request
@@ -144,38 +144,6 @@ def search(conn: psycopg.Connection, vector: np.ndarray, model_id: int, groups: 
 # ------------------------------------------------------------------------------ plans
 
 
-def explained(conn: psycopg.Connection, run: Callable[[], object]) -> list[dict[str, Any]]:
-    """The JSON plan (with actual counts) of every statement `run` executes on `conn`, from
-    auto_explain at NOTICE level. auto_explain's settings are superuser-only, so `conn` must be
-    a superuser's session: it takes the reader role itself, and gives it back afterwards."""
-    plans: list[dict[str, Any]] = []
-
-    def collect(diagnostic: psycopg.errors.Diagnostic) -> None:
-        message = diagnostic.message_primary or ""
-        if "plan:" in message:
-            plans.append(json.loads(message[message.index("{"):]))
-
-    conn.execute("LOAD 'auto_explain'")
-    for name, value in (("log_min_duration", "0"), ("log_format", "json"), ("log_level", "notice"),
-                        ("log_analyze", "on"), ("log_timing", "off")):
-        conn.execute("SELECT set_config(%s, %s, false)", (f"auto_explain.{name}", value))
-    conn.add_notice_handler(collect)
-    try:
-        conn.execute("SET ROLE rag_reader")
-        run()
-    finally:
-        conn.execute("RESET ROLE")
-        conn.execute("SELECT set_config('auto_explain.log_min_duration', '-1', false)")
-        conn.remove_notice_handler(collect)
-    return [p for p in plans if "rag_session_groups" not in p["Query Text"]]
-
-
-def nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield plan
-    for child in plan.get("Plans", []):
-        yield from nodes(child)
-
-
 QUALS = ("Index Cond", "Recheck Cond", "Filter", "Join Filter", "Hash Cond", "Merge Cond")
 
 
@@ -199,7 +167,7 @@ def test_the_groups_are_read_once_per_statement_and_the_policy_is_an_index_condi
     # reads its estimate, and its configurations, from the statistics kept at publish)
     assert len(searched) == (2 if as_of else 1)
     for plan in searched:
-        all_nodes = list(nodes(plan["Plan"]))
+        all_nodes = list(plan_nodes(plan["Plan"]))
         assert "rag_session_groups" not in json.dumps(plan["Plan"])
         init_plans = [n for n in all_nodes if n.get("Parent Relationship") == "InitPlan"]
         assert init_plans, plan["Query Text"]
@@ -223,7 +191,7 @@ def test_the_text_match_is_an_index_condition_as_reader(superuser: psycopg.Conne
     statement = "SELECT id FROM chunks WHERE tsv @@ to_tsquery('english', 'conference & travel')"
     plans = explained(superuser, lambda: search_raw(superuser, statement, "alpha,beta,filler", seqscan=False))
     (plan,) = [p for p in plans if p["Query Text"] == statement]
-    used = [n for n in nodes(plan["Plan"]) if n.get("Index Name") == "chunks_tsv"]
+    used = [n for n in plan_nodes(plan["Plan"]) if n.get("Index Name") == "chunks_tsv"]
     assert used and "tsv @@" in used[0]["Index Cond"], json.dumps(plan["Plan"])[:2000]
     assert plan["Plan"]["Actual Rows"] == 3  # alpha/1, alpha/2, beta/2
 
