@@ -89,9 +89,10 @@ def plan_vector(
         {**_filter_params(groups, model_id, view), "limit": limit + 1},
         prepare=True,  # planned for these groups every time (see _sql.rows)
     ).fetchone()[0]
-    # a migrated model's parts, each counted up to the limit (store/vector_plan.py)
-    parts = conn.execute("SELECT native, moved FROM rag_model_parts(%s, %s)", (model_id, limit + 1)).fetchone()
-    native, moved = parts if parts else (None, None)
+    native = moved = None  # a migrated model's parts, each counted up to the limit (store/vector_plan.py)
+    if migrated and (parts := conn.execute("SELECT native, moved FROM rag_model_parts(%s, %s)",
+                                           (model_id, limit + 1)).fetchone()):
+        native, moved = parts
     return _plan(estimate, dimension, index, limit, migrated=migrated, native=native, moved=moved)
 
 
