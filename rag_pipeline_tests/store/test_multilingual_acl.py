@@ -148,9 +148,16 @@ def test_an_index_written_before_035_is_backfilled_to_the_same_answers(pg_server
                 admin.execute(f"ALTER TABLE {table} DROP COLUMN acl_groups, DROP COLUMN version_id")
             admin.execute("DELETE FROM schema_migrations WHERE version = %s", (MIGRATION,))
         _history(url, embedder)
+        with database.connect(url) as admin, admin.transaction():
+            admin.execute("SELECT rag_ensure_model_vector_index(384)")
         before = {(g, t): seen(url, g, t) for g in GROUP_SETTINGS for t in TABLES}
         with database.connect(url) as admin:
             assert store.migrations.migrate(admin) == [MIGRATION]
+            # the HNSW indexes, dropped for the backfill, are there again and valid
+            assert {r[0] for r in admin.execute(
+                "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+                " WHERE i.indisvalid AND c.relname IN ('chunk_multilingual_hnsw', 'model_vectors_hnsw_384')")} == {
+                "chunk_multilingual_hnsw", "model_vectors_hnsw_384"}
             wrong = [admin.execute(
                 f"SELECT count(*) FROM {table} x JOIN chunks c ON c.id = x.chunk_id"
                 " WHERE (x.acl_groups, x.version_id) IS DISTINCT FROM (c.acl_groups, c.version_id)").fetchone()[0]
