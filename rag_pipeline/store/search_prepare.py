@@ -39,7 +39,7 @@ class Prepared:
     rerank: dict[str, Any] | None = None  # the rerank weights in force: {"calibration_id", "weights"}; None: defaults
     migrated: bool = True  # some vectors of the model are in model_vectors (False: the search need not look there)
     corpus_chunks: float = 0  # PostgreSQL's estimate of the chunks table's rows (store/direct_read.py)
-    multilingual: bool = False  # the index holds vectors of `multilingual_model` (migration 034)
+    multilingual: bool = False  # the index holds vectors of `multilingual_model` (migration 034) the caller may see
 
 
 def prepare(
@@ -55,8 +55,10 @@ def prepare(
     `plan_vector` counts it: one more index probe than the exact limit for a broad caller), the
     query's terms and statistics (store/bm25.py), the corpus size estimate, the calibration, and
     a search log id (when `log`), whether the index holds vectors of `multilingual_model`
-    (migration 034; None: not asked). The exact limit is EXACT_MAX_ROWS grown with the corpus
-    (store/direct_read.py) unless `exact_max_rows` fixes it."""
+    (migration 034; None: not asked) that the caller may see: in the live index, not when the
+    statistics kept at publish show it no chunk in another language than English. The exact
+    limit is EXACT_MAX_ROWS grown with the corpus (store/direct_read.py) unless `exact_max_rows`
+    fixes it."""
     floor = search.EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows  # read now: a setting
     grows = exact_max_rows is None
     live = view.live
@@ -82,6 +84,10 @@ def prepare(
            (SELECT row_to_json(p) FROM rag_model_parts((SELECT id FROM search_model), {count_limit} + 1) p) AS parts,
            {direct_read.CORPUS_CHUNKS_SQL} AS corpus_chunks,
            rag_multilingual_present(%(xl_model)s::text) AS multilingual,  -- false for NULL: not asked
+           -- the live chunks the caller sees in any configuration but English's, which every chunk
+           -- with a multilingual vector has (none: its list would walk its whole index for nothing)
+           (SELECT coalesce(sum(chunks), 0) > 0 FROM fts_acl_corpus
+             WHERE acl_groups && %(groups)s::text[] AND ts_config <> 'english'::regconfig) AS other_languages,
            {bm25.TERM_COLUMNS}
     """  # noqa: S608 -- fixed fragments; values are parameters
     params = {**_filter_params(groups, 0, view), **bm25.term_params(query_text, groups, live=live),
@@ -99,4 +105,4 @@ def prepare(
                      **(found["parts"] or {}))
     return Prepared(found["searched_at"], model, bm25.terms_from(found["fts_terms"], found["fts_live"]), plan,
                     found["calibration"], found["log_id"], found["rerank"], bool(found["migrated"]), corpus,
-                    bool(found["multilingual"]))
+                    bool(found["multilingual"]) and (found["other_languages"] or not live))

@@ -345,6 +345,37 @@ def test_hostile_questions_search_the_multilingual_list_as_plain_ones(capsys, sy
         assert results[0]["uri"] == "deutschland.md" and "multilingual" in results[0]["branches"], results[0]
 
 
+def test_a_caller_who_sees_no_other_language_neither_encodes_nor_walks_the_list(
+        monkeypatch, pg_server_url: str, tmp_path: Path) -> None:
+    """The Czech law is readable by `cz-office` only: for the English-only staff the list could
+    hold nothing they may see, and walking its index to find that out read all of it (about
+    100 ms at 33,000 vectors, bench/README.md), so their searches leave it out, by the
+    statistics kept at publish; the Czech office's searches keep it."""
+    docs = tmp_path / "docs"
+    (docs / "cz").mkdir(parents=True)
+    (docs / "_access.yaml").write_text("groups: [en-staff]\n", encoding="utf-8")
+    (docs / "travel-policy.md").write_text(ENGLISH_POLICY, encoding="utf-8")
+    (docs / "cz" / "_access.yaml").write_text("groups: [cz-office]\n", encoding="utf-8")
+    (docs / "cz" / "zakon-270-2025.md").write_text(CZECH_LAW, encoding="utf-8")
+    question = "On what date does the amendment of the criminal code come into force?"
+    with cli_database(pg_server_url) as url:
+        config = write_config(tmp_path, url, docs=docs, k=10)
+        assert cli.main(["sync", "--config", str(config), "--json"]) == 0
+        assert query(url, "SELECT count(*) FROM chunk_multilingual")[0][0] > 0
+        czech = _library_search(url, roles.READER, question, ["cz-office"])
+        assert any(crossed for _, crossed in czech), czech
+
+        def refuse(texts: list[str]) -> None:
+            raise AssertionError(f"e5 encoded {texts!r} for a caller who sees no other language")
+
+        monkeypatch.setattr(multilingual, "encode_queries", refuse)
+        with database.connect_as(url, roles.READER) as conn:
+            hits = search(conn, load_embedder(), question, ["en-staff"], k=10)
+        assert hits and {h.uri for h in hits} == {"travel-policy.md"}
+        strategy = query(url, "SELECT strategy FROM search_log WHERE id = %s", hits.log_id)[0][0] or {}
+        assert "multilingual" not in strategy, strategy
+
+
 @pytest.mark.parametrize("mode", ["vector", "fulltext"])
 def test_a_single_branch_mode_neither_encodes_nor_searches_the_multilingual_list(monkeypatch, synced, mode) -> None:
     """Only the hybrid modes fuse the list: the others answer as before, without loading e5."""
