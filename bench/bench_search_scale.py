@@ -22,7 +22,9 @@ kept for later runs:
            crowd high: two chunks of one topic sit near 0.8) and the HNSW index over them, and a
            hybrid search reads the multilingual list as a real one does. The question's e5
            vector is handed over by a stand-in too; "hybrid+rerank, no list" times the same
-           searches with the list left out, for the list's own cost
+           searches with the list left out, for the list's own cost; the caller `few other`
+           (group `en-wide`: every English document and one Czech one in 100) sees many chunks
+           but few of the list's rows
 Loading goes by COPY and one INSERT .. SELECT (to_tsvector and the BM25 weights computed by the
 database as at staging), then the full-text statistics are counted once (bm25_stats.rebuild, what
 publish keeps incrementally), then the GIN and HNSW indexes are built: each step is timed.
@@ -72,6 +74,11 @@ SPREAD = 0.8  # noise around a topic centre, as a share of the centre's length
 MULTILINGUAL_SPREAD = 0.5  # the multilingual vectors' noise: chunks of one topic near 0.8, as e5's
 NO_LIST = "hybrid+rerank, no list"
 FILTERS = {"all": ["all-staff"], "50%": ["h0"], "1%": ["g0"], "as-of": ["all-staff"]}
+# with --multilingual: a broad caller who sees few of the non-English chunks (group `en-wide`: every
+# English document and one Czech document in a hundred), as an English-speaking majority of a company
+# whose Czech documents belong to one team
+FEW_OTHER = {"few other": ["en-wide"]}
+WIDE, WIDE_OTHER_SHARE = "en-wide", 100  # the group, and one Czech document in this many carries it
 MODES = ("vector", "fulltext", "hybrid", "hybrid+rerank")
 WEIGHTS = "0" * 64
 
@@ -118,6 +125,16 @@ def sentences() -> list[str]:
     return found
 
 
+def drop_text_index(conn: psycopg.Connection) -> str:
+    """Drop the full-text GIN index before a bulk load (built after it, faster than updated) and
+    return its definition as the migrations made it, to build it again."""
+    definition = conn.execute("SELECT pg_get_indexdef(to_regclass('chunks_tsv'))").fetchone()[0]
+    if definition is None:
+        raise SystemExit("chunks_tsv is missing (a build stopped midway?): run again with --reload")
+    conn.execute("DROP INDEX chunks_tsv")
+    return definition
+
+
 def load(conn: psycopg.Connection, chunks: int, seed: int) -> dict[str, float]:
     """The synthetic index (module docstring); returns each step's seconds."""
     timings: dict[str, float] = {}
@@ -125,7 +142,7 @@ def load(conn: psycopg.Connection, chunks: int, seed: int) -> dict[str, float]:
     model_id = store.models.register_model(conn, {"name": "synthetic-384", "revision": "bench", "weights_sha256": WEIGHTS,
                                                   "dimension": DIMENSION, "normalized": True, "max_tokens": 256})
     conn.execute(f"DROP INDEX IF EXISTS chunks_embedding_hnsw_{DIMENSION}")
-    conn.execute("DROP INDEX IF EXISTS chunks_tsv")
+    text_index = drop_text_index(conn)
     docs = -(-chunks // PER_VERSION)
     second = list(range(1, docs + 1, 10))  # documents with a second version
     started = time.perf_counter()
@@ -165,7 +182,7 @@ def load(conn: psycopg.Connection, chunks: int, seed: int) -> dict[str, float]:
         timings["statistics_s"] = time.perf_counter() - started
     conn.execute("SET maintenance_work_mem = '4GB'")  # the HNSW graph of 1M chunks (2.2 GB) built in memory
     started = time.perf_counter()
-    conn.execute("CREATE INDEX chunks_tsv ON chunks USING gin (tsv)")
+    conn.execute(text_index)
     timings["gin_build_s"] = time.perf_counter() - started
     started = time.perf_counter()
     with conn.transaction():
@@ -190,13 +207,14 @@ def add_multilingual(conn: psycopg.Connection, share: float, seed: int) -> dict[
     statistics counted again) and give every chunk of theirs a multilingual vector; any earlier
     share's rows go first. Returns each step's seconds. The
     share is drawn by a hash of the document id, so it cuts across the group filters (g<n>, h<n>
-    are the id modulo 100 and 2)."""
+    are the id modulo 100 and 2); every English document and one Czech document in
+    WIDE_OTHER_SHARE (another hash) also get the group WIDE (FEW_OTHER's caller)."""
     timings: dict[str, float] = {}
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
     conn.execute("DROP INDEX IF EXISTS chunk_multilingual_hnsw")
     conn.execute(f"DROP INDEX IF EXISTS chunks_embedding_hnsw_{DIMENSION}")  # rebuilt below: faster than updated
-    conn.execute("DROP INDEX IF EXISTS chunks_tsv")
+    text_index = drop_text_index(conn)
     with conn.transaction():  # history's guards held off for this rewrite alone
         conn.execute("SET LOCAL session_replication_role = replica")
         conn.execute("DELETE FROM chunk_multilingual")
@@ -208,12 +226,17 @@ def add_multilingual(conn: psycopg.Connection, share: float, seed: int) -> dict[
         if conn.execute("SELECT to_regclass('pg_catalog.pg_ts_config') IS NOT NULL AND"
                         " NOT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = 'bench_czech')").fetchone()[0]:
             conn.execute("CREATE TEXT SEARCH CONFIGURATION bench_czech (COPY = english)")
-        conn.execute("UPDATE chunks c SET ts_config = x.cfg, tsv = to_tsvector(x.cfg, c.text)"
+        conn.execute("UPDATE document_versions SET acl_groups = array_remove(acl_groups, %s)", (WIDE,))
+        conn.execute("UPDATE document_versions SET acl_groups = acl_groups || %s::text WHERE language = 'en'"
+                     " OR abs(hashint4(document_id::int * 7)) %% %s = 0", (WIDE, WIDE_OTHER_SHARE))
+        conn.execute("UPDATE chunks c SET ts_config = x.cfg, tsv = CASE WHEN c.ts_config = x.cfg THEN c.tsv"
+                     " ELSE to_tsvector(x.cfg, c.text) END, acl_groups = v.acl_groups"
                      " FROM document_versions v, LATERAL (SELECT CASE WHEN v.language = 'cs' THEN 'bench_czech'"
-                     " ELSE 'english' END::regconfig AS cfg) x WHERE v.id = c.version_id AND c.ts_config <> x.cfg")
+                     " ELSE 'english' END::regconfig AS cfg) x WHERE v.id = c.version_id"
+                     " AND (c.ts_config <> x.cfg OR c.acl_groups IS DISTINCT FROM v.acl_groups)")
         store.bm25_stats.rebuild(conn)
     conn.execute("SET maintenance_work_mem = '2GB'")
-    conn.execute("CREATE INDEX chunks_tsv ON chunks USING gin (tsv)")
+    conn.execute(text_index)
     with conn.transaction():
         store.models.ensure_vector_index(conn, DIMENSION)
     conn.execute("VACUUM ANALYZE chunks")
@@ -279,6 +302,11 @@ class FixedMultilingual:
         return np.stack([self.vector for _ in texts])
 
 
+def filters(with_list: bool) -> dict[str, list[str]]:
+    """The callers measured: FEW_OTHER's too where the index has multilingual vectors."""
+    return {**FILTERS, **FEW_OTHER} if with_list else FILTERS
+
+
 def timed_searches(url: str, claims: list[str], vectors: np.ndarray, xvectors: np.ndarray, as_of,
                    with_list: bool) -> dict[str, dict[str, list[float]]]:
     """Milliseconds per search, by filter and mode, as the reader role (`with_list`: also the
@@ -291,7 +319,7 @@ def timed_searches(url: str, claims: list[str], vectors: np.ndarray, xvectors: n
         for claim, vector, xvector in zip(claims, vectors, xvectors, strict=True):  # a service's caches are warm: so are ours
             encoder.vector, crossed.vector = vector, xvector
             retrieval.search(conn, encoder, claim, ["all-staff"], k=K, mode="hybrid", log=False)
-        for label, groups in FILTERS.items():
+        for label, groups in filters(with_list).items():
             when = as_of if label == "as-of" else None
             for name in modes:
                 mode, crossed.off = ("hybrid+rerank", True) if name == NO_LIST else (name, False)
@@ -308,19 +336,24 @@ def timed_searches(url: str, claims: list[str], vectors: np.ndarray, xvectors: n
 
 
 def multilingual_list(conn: psycopg.Connection, xvector: np.ndarray, groups: list[str], model_id: int, view,
-                      plan) -> list[int]:
+                      plan, seen: int | None = None) -> list[int]:
     """The first K ids of the multilingual list as a search under `plan` reads it (the index
-    walk for a broad caller), with no similarity floor: what recall is measured on."""
+    walk for a broad caller who sees more than a few of its rows: `seen`), with no similarity
+    floor: what recall is measured on."""
     from rag_pipeline.store import multilingual_vectors
     from rag_pipeline.store.search import _apply_index_settings, _filter_params, _where
 
-    walk = plan.strategy == "index"
-    sql = multilingual_vectors.branch(_where(view), walk)
+    if hasattr(multilingual_vectors, "strategy"):
+        read = multilingual_vectors.strategy(plan, seen)
+    else:  # an older tree (PYTHONPATH): the vector plan's choice
+        read = "index" if plan.strategy == "index" else "exact"
+    walk = read == "index"
+    sql = multilingual_vectors.branch(_where(view), walk, *([True] if read == "rows" else []))
     params = {**_filter_params(groups, model_id, view), **multilingual_vectors.Query(
         xvector, multilingual.MODEL, -1.0).params(), "cand": K}
     with conn.transaction():
         if walk:
-            _apply_index_settings(conn, plan)
+            _apply_index_settings(conn, plan, True)
         return [r[0] for r in conn.execute(f"SELECT id FROM ({sql}) b ORDER BY rnk", params).fetchall()]  # noqa: S608 -- the store's fragments
 
 
@@ -333,9 +366,11 @@ def recalls(url: str, claims: list[str], vectors: np.ndarray, xvectors: np.ndarr
     found: dict[str, dict[str, float]] = {}
     with database.connect(url) as conn:
         model_id = conn.execute("SELECT id FROM embedding_models WHERE name = 'synthetic-384'").fetchone()[0]
-        for label, groups in FILTERS.items():
+        for label, groups in filters(with_list).items():
             view = View(as_of=as_of) if label == "as-of" else View()
             vector_hits = fulltext_hits = vector_total = fulltext_total = listed_hits = listed_total = 0
+            seen = int(conn.execute("SELECT coalesce(sum(chunks), 0) FROM fts_acl_corpus WHERE acl_groups && %s::text[]"
+                                    " AND ts_config <> 'english'::regconfig", (groups,)).fetchone()[0])
             for claim, vector, xvector in zip(claims, vectors, xvectors, strict=True):
                 plan = store.search.plan_vector(conn, groups, model_id, view)
                 got = [r["chunk_id"] for r in store.search.search_chunks(conn, vector, claim, groups, model_id, K, view, mode="vector", plan=plan)]
@@ -348,7 +383,7 @@ def recalls(url: str, claims: list[str], vectors: np.ndarray, xvectors: np.ndarr
                                   loose_bound=view != View(), live_chunks=live).ids
                 fulltext_hits, fulltext_total = fulltext_hits + len(set(got) & set(exact)), fulltext_total + len(exact)
                 if with_list:
-                    got = multilingual_list(conn, xvector, groups, model_id, view, plan)
+                    got = multilingual_list(conn, xvector, groups, model_id, view, plan, None if label == "as-of" else seen)
                     exact = multilingual_list(conn, xvector, groups, model_id, view, EXACT)
                     listed_hits, listed_total = listed_hits + len(set(got) & set(exact)), listed_total + len(exact)
             found[label] = {"vector": vector_hits / max(vector_total, 1), "fulltext": fulltext_hits / max(fulltext_total, 1)}
@@ -375,7 +410,8 @@ def run_size(server: str, chunks: int, args: argparse.Namespace) -> dict:
             figures["build_ms_per_chunk"] = round(sum(figures["build_s"].values()) * 1000 / chunks, 2)
         print(f"{chunks:,} chunks built: {figures['build_s']}", flush=True)
     with database.connect(url) as conn:
-        other = conn.execute("SELECT EXISTS (SELECT 1 FROM fts_acl_corpus WHERE ts_config::text = 'bench_czech')").fetchone()[0]
+        other = conn.execute("SELECT EXISTS (SELECT 1 FROM fts_acl_corpus WHERE ts_config::text = 'bench_czech')"
+                             " AND EXISTS (SELECT 1 FROM fts_acl_corpus WHERE %s = ANY(acl_groups))", (WIDE,)).fetchone()[0]
         if abs(multilingual_share(conn) - args.multilingual) > 0.02 or other != (args.multilingual > 0):
             figures["multilingual_build_s"] = {k: round(v, 1) for k, v in add_multilingual(conn, args.multilingual, 13).items()}
             print(f"multilingual vectors for {args.multilingual:.0%}: {figures['multilingual_build_s']}", flush=True)

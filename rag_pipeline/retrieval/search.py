@@ -201,8 +201,9 @@ def _multilingual(text: str, prepared: store.search_prepare.Prepared, plan: stor
         vector = multilingual.encode_queries([text])[0]
     except multilingual.MultilingualModelError as exc:
         return None, {**record, "unavailable": str(exc)[:500]}
-    return store.multilingual_vectors.Query(vector, multilingual.MODEL, MULTILINGUAL_FLOOR,
-                                            walk=plan is not None and plan.strategy == "index"), record
+    record["strategy"] = read = store.multilingual_vectors.strategy(plan, prepared.other_language_chunks)
+    return store.multilingual_vectors.Query(vector, multilingual.MODEL, MULTILINGUAL_FLOOR, walk=read == "index",
+                                            own_rows=read == "rows"), record
 
 
 def _strategy(plan: store.search.VectorPlan | None, fulltext: dict[str, Any] | None,

@@ -44,7 +44,7 @@ from typing import Any
 import psycopg
 
 from rag_pipeline.store import direct_read
-from rag_pipeline.store.bm25_match import clause_leaves, match_queries
+from rag_pipeline.store.bm25_match import TRY_COLUMNS, candidate_ctes, clause_leaves, match_queries
 
 BM25_K1 = 0.9  # as in rag_bm25_tf (migration 015), the one definition: a test checks they agree
 BM25_B = 0.4
@@ -160,28 +160,6 @@ def _bound(common: Sequence[Term], at_least: int | None, loose: bool) -> float:
     return max((sum(sorted(v, reverse=True)[:keep]) for v in per_cfg.values()), default=0.0)
 
 
-# The candidate CTEs of one try: the chunks matching the taken terms (at most budget + 1 rows, to
-# tell an overflow) with their approximate score (float4 inner product with their configuration's
-# query vector), the best of them (`fts_top`) rescored exactly in float8 from the tsvector, so the
-# score is the same BM25 the reference computes. The search inlines these CTEs in its own
-# statement (the first try costs no round trip of its own). Two shapes, as the vector branch's
-# (store/search.py): a caller who sees few chunks has them read by version and matched one by
-# one; any other has the GIN index find the matches and each match's version checked by its own
-# lookup (a LATERAL the planner may not flatten: given the versions as a set, the planner, which
-# cannot see how many the caller's groups pass, read all 50,000 chunks of a 50% caller at
-# 100,000 and matched each, 300 ms, instead of 4,000 index matches).
-_CANDIDATES_BY_VERSION = """
-        SELECT c.id, -(c.bm25 <#> oq.qv) AS approx
-        FROM chunks c JOIN document_versions v ON v.id = c.version_id
-        JOIN unnest(%(q_cfg)s::regconfig[], %(q_vec)s::sparsevec[]) WITH ORDINALITY AS oq(cfg, qv, i)
-          ON c.ts_config = oq.cfg AND c.tsv @@ ANY ((%(q_or)s::tsquery[])[oq.i:oq.i])
-        WHERE {where} LIMIT %(budget)s + 1"""
-_CANDIDATES_BY_INDEX = """
-        SELECT c.id, -(c.bm25 <#> oq.qv) AS approx
-        FROM chunks c JOIN unnest(%(q_cfg)s::regconfig[], %(q_vec)s::sparsevec[]) WITH ORDINALITY AS oq(cfg, qv, i)
-          ON c.ts_config = oq.cfg AND (%(one_cfg)s OR c.tsv @@ ANY ((%(q_or)s::tsquery[])[oq.i:oq.i]))
-        CROSS JOIN LATERAL (SELECT 1 FROM document_versions v WHERE v.id = c.version_id AND {versions} OFFSET 0) seen
-        WHERE c.tsv @@ ANY (%(q_any)s::tsquery[]) AND c.model_id = %(model_id)s LIMIT %(budget)s + 1"""
 # At most this many visible chunks at 100,000 chunks: read them by version (more in a larger
 # corpus: store/direct_read.py). Measured there: by version 52 / 93 ms (p50 / p95) against the
 # index's 152 / 261 at 5,000 visible chunks, 91 / 156 against 87 / 270 at 10,000.
@@ -192,30 +170,6 @@ def reads_by_version(visible_chunks: int, corpus_chunks: float) -> bool:
     """Whether a caller who sees `visible_chunks` live chunks of a corpus of `corpus_chunks`
     (an estimate) gets its candidates by version rather than from the GIN index."""
     return visible_chunks <= direct_read.limit(BY_VERSION_MAX_CHUNKS, corpus_chunks, "fulltext")
-
-
-def candidate_ctes(where: str, versions: str, by_version: bool) -> str:
-    """The CTEs of one try (`by_version`: see reads_by_version); `where` is the fixed
-    visibility/ACL/model fragment of store/search.py, `versions` its part on `v`."""
-    if by_version:
-        candidates = _CANDIDATES_BY_VERSION.format(where=where)
-    else:
-        candidates = _CANDIDATES_BY_INDEX.format(versions=versions)
-    return f"fts_cand AS MATERIALIZED ({candidates}\n    ), {_RESCORED}"
-
-
-_RESCORED = """fts_idf AS (
-        SELECT * FROM unnest(%(s_cfg)s::regconfig[], %(s_lex)s::text[], %(s_idf)s::float8[]) AS i(cfg, lexeme, idf)
-    ), fts_top AS (
-        SELECT t.id, coalesce((
-                   SELECT sum(i.idf * rag_bm25_tf(coalesce(array_length(u.positions, 1), 1), c.token_count))
-                   FROM unnest(c.tsv) u JOIN fts_idf i ON i.cfg = c.ts_config AND i.lexeme = u.lexeme), 0) AS score
-        FROM (SELECT id FROM fts_cand ORDER BY approx DESC, id LIMIT %(top)s) t JOIN chunks c ON c.id = t.id
-    )"""
-
-# What a try reports: the rows it matched and the rescored best, as one value each.
-TRY_COLUMNS = ("(SELECT count(*) FROM fts_cand) AS fts_matched,"
-               " (SELECT coalesce(json_agg(json_build_array(id, score)), '[]') FROM fts_top) AS fts_found")
 
 
 @dataclass
@@ -289,12 +243,22 @@ class Ranking:
         if self.taken == 0 and self.at_least is None and self.scored:
             self.taken = 1
 
+    def _queries(self) -> dict[str, list[str]]:
+        return match_queries(self.scored[:self.taken], self.scored[self.taken:], self.at_least)
+
+    @property
+    def configs(self) -> int:
+        """The configurations of the current try's tsqueries (candidate_ctes' arms)."""
+        return len(self._queries())
+
     def params(self) -> dict[str, Any]:
-        queries = match_queries(self.scored[:self.taken], self.scored[self.taken:], self.at_least)
+        queries = self._queries()
         width = max((len(q) for q in queries.values()), default=1)  # a rectangular array: repeat the first
+        arms: dict[str, Any] = {"q_cfg_0": "english", "q_or_0": [], "q_vec_0": f"{{}}/{DIMENSION}"}  # none: matches nothing
+        for i, (cfg, ors) in enumerate(queries.items()):
+            arms.update({f"q_cfg_{i}": cfg, f"q_or_{i}": ors, f"q_vec_{i}": self.vectors[cfg]})
         return {"q_cfg": list(queries), "q_or": [q + q[:1] * (width - len(q)) for q in queries.values()],
-                "q_vec": [self.vectors[c] for c in queries], "q_any": [q for v in queries.values() for q in v],
-                "one_cfg": len(queries) == 1,
+                "q_vec": [self.vectors[c] for c in queries], **arms,
                 "budget": self.limit, "top": self.depth + _RESCORE_MARGIN,
                 **idf_params(self.terms)}
 
@@ -345,8 +309,8 @@ def rank(
                                  corpus_chunks=corpus_chunks)
     if ranking.empty is not None:
         return ranking.empty
-    sql = f"WITH {candidate_ctes(where, versions, ranking.by_version)} SELECT {TRY_COLUMNS}"
     while True:
+        sql = f"WITH {candidate_ctes(where, versions, ranking.by_version, ranking.configs)} SELECT {TRY_COLUMNS}"
         matched, found = conn.execute(sql, {**params, **ranking.params()}, prepare=True).fetchone()
         result = ranking.judge(int(matched), [(i, s) for i, s in found])
         if result is not None:

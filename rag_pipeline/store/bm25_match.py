@@ -1,6 +1,6 @@
 """The tsqueries that find a full-text try's candidates (store/bm25.py's Ranking): any of the
 taken (rare) terms, or at least `at_least` of the common ones together, per text-search
-configuration. Lexemes come from to_tsvector and are quoted by text_search.or_query, so no query
+configuration; and the statement's CTEs that read them. Lexemes come from to_tsvector and are quoted by text_search.or_query, so no query
 text is ever parsed as tsquery operators."""
 
 from __future__ import annotations
@@ -75,3 +75,61 @@ def match_queries(taken: Sequence[Lexeme], common: Sequence[Lexeme], at_least: i
                 f"{or_query([lexemes[i]])} & {_at_least(lexemes[i + 1:], at_least - 1)}" if at_least > 1
                 else or_query([lexemes[i]]) for i in range(len(lexemes) - at_least + 1))
     return {cfg: queries for cfg, queries in parts.items() if queries}
+
+
+# The candidate CTEs of one try: the chunks matching the taken terms (at most budget + 1 rows, to
+# tell an overflow) with their approximate score (float4 inner product with their configuration's
+# query vector), the best of them (`fts_top`) rescored exactly in float8 from the tsvector, so the
+# score is the same BM25 the reference computes. The search inlines these CTEs in its own
+# statement (the first try costs no round trip of its own). Two shapes, as the vector branch's
+# (store/search.py): a caller who sees few chunks has them read by version and matched one by
+# one; any other has the GIN index find the matches and each match's version checked by its own
+# lookup (a LATERAL the planner may not flatten: given the versions as a set, the planner, which
+# cannot see how many the caller's groups pass, read all 50,000 chunks of a 50% caller at
+# 100,000 and matched each, 300 ms, instead of 4,000 index matches).
+_CANDIDATES_BY_VERSION = """
+        SELECT c.id, -(c.bm25 <#> oq.qv) AS approx
+        FROM chunks c JOIN document_versions v ON v.id = c.version_id
+        JOIN unnest(%(q_cfg)s::regconfig[], %(q_vec)s::sparsevec[]) WITH ORDINALITY AS oq(cfg, qv, i)
+          ON c.ts_config = oq.cfg AND c.tsv @@ ANY ((%(q_or)s::tsquery[])[oq.i:oq.i])
+        WHERE {where} LIMIT %(budget)s + 1"""
+# One arm per configuration of the try: its chunks matching its tsqueries, both conditions of the
+# GIN index chunks_tsv (migration 036: the configuration, then the tsvector), so the index yields
+# only that configuration's matches. With the tsvector alone, a lexeme rare in one configuration's
+# chunks but common in another's (a Czech team's few documents among English ones share many
+# stems) made the scan fetch every chunk of the other configuration holding it, each then thrown
+# away: 600 ms for a broad caller at 100,000 chunks (bench_search_scale.py, `few other`).
+_INDEX_ARM = """
+            SELECT c.id, c.version_id, -(c.bm25 <#> %(q_vec_{i})s::sparsevec) AS approx FROM chunks c
+            WHERE c.ts_config::oid = %(q_cfg_{i})s::regconfig::oid AND c.tsv @@ ANY (%(q_or_{i})s::tsquery[])
+              AND c.model_id = %(model_id)s"""
+_CANDIDATES_BY_INDEX = """
+        SELECT c.id, c.approx FROM ({arms}) c
+        CROSS JOIN LATERAL (SELECT 1 FROM document_versions v WHERE v.id = c.version_id AND {versions} OFFSET 0) seen
+        LIMIT %(budget)s + 1"""
+
+
+def candidate_ctes(where: str, versions: str, by_version: bool, configs: int = 1) -> str:
+    """The CTEs of one try (`by_version`: see bm25.reads_by_version); `where` is the fixed
+    visibility/ACL/model fragment of store/search.py, `versions` its part on `v`; `configs`: the
+    configurations the try's tsqueries are in (Ranking.configs), one index arm each."""
+    if by_version:
+        candidates = _CANDIDATES_BY_VERSION.format(where=where)
+    else:
+        arms = " UNION ALL".join(_INDEX_ARM.format(i=i) for i in range(max(configs, 1)))
+        candidates = _CANDIDATES_BY_INDEX.format(arms=arms, versions=versions)
+    return f"fts_cand AS MATERIALIZED ({candidates}\n    ), {_RESCORED}"
+
+
+_RESCORED = """fts_idf AS (
+        SELECT * FROM unnest(%(s_cfg)s::regconfig[], %(s_lex)s::text[], %(s_idf)s::float8[]) AS i(cfg, lexeme, idf)
+    ), fts_top AS (
+        SELECT t.id, coalesce((
+                   SELECT sum(i.idf * rag_bm25_tf(coalesce(array_length(u.positions, 1), 1), c.token_count))
+                   FROM unnest(c.tsv) u JOIN fts_idf i ON i.cfg = c.ts_config AND i.lexeme = u.lexeme), 0) AS score
+        FROM (SELECT id FROM fts_cand ORDER BY approx DESC, id LIMIT %(top)s) t JOIN chunks c ON c.id = t.id
+    )"""
+
+# What a try reports: the rows it matched and the rescored best, as one value each.
+TRY_COLUMNS = ("(SELECT count(*) FROM fts_cand) AS fts_matched,"
+               " (SELECT coalesce(json_agg(json_build_array(id, score)), '[]') FROM fts_top) AS fts_found")

@@ -16,6 +16,7 @@ import numpy as np
 import psycopg
 
 from rag_pipeline.store.model_vectors import Pending  # a chunk to encode, as a model migration's
+from rag_pipeline.store.vector_plan import VectorPlan
 
 # Chunks of a non-English content version (staged by %(run)s, or live) with no multilingual row.
 # A document whose language was not told (NULL) keeps the English-only model alone, as before.
@@ -77,9 +78,25 @@ class Query:
     model: str
     floor: float
     walk: bool = False
+    own_rows: bool = False  # not walked, and the caller sees few of its rows: read them by their own groups
 
     def params(self) -> dict[str, object]:
         return {"xvec": self.vector, "xl_model": self.model, "xl_floor": self.floor}
+
+
+def strategy(plan: VectorPlan | None, seen: int | None) -> str:
+    """How the list is read: `index` (walk its HNSW index) where the vector plan walks (a broad
+    caller), unless the caller sees no more of the list's rows than the exact limit (`seen`: its
+    live chunks in another configuration than English's, kept at publish; None: not known, as in
+    an as-of view); then `rows`: the list's rows its groups pass (035 puts them on each row), read
+    whole and ranked exactly. A broad caller who sees few of them (the English-speaking majority of
+    a company whose few Czech documents belong to one team) would otherwise walk the whole index,
+    filtering out nearly every row (100 ms at 33,000 rows), and the exact read by version would
+    read all of its chunks to find those few (150 ms at 70,000). Otherwise `exact`: a selective
+    caller's chunks read by version, as the vector plan reads them."""
+    if plan is None or plan.strategy != "index":
+        return "exact"
+    return "index" if seen is None or seen > plan.exact_max_rows else "rows"
 
 
 # What a broad caller's walk sets for its transaction (store.search._apply_index_settings): no
@@ -87,20 +104,32 @@ class Query:
 # know, so it guesses 0.5% of the rows pass, prices the walk for 200 rows per row kept, and reads
 # and sorts the whole table instead: 90 ms, spilling to disk, at 33,000 vectors, against 7 ms for
 # the walk (bench_search_scale.py --multilingual 0.3). Every other scan of a search that walks
-# (the chunks' walk, full text's GIN, lookups by key) uses an index anyway.
+# (the chunks' walk, full text's GIN, lookups by key) uses an index anyway. (The index of the
+# rows' groups, chunk_multilingual_acl, is partial on a predicate only the `rows` read states, so
+# the walk is not traded for it either: migration 036.)
 WALK_SETTINGS = ", set_config('enable_seqscan', 'off', true)"
 
 
-def branch(where: str, walk: bool) -> str:
+def branch(where: str, walk: bool, own_rows: bool = False) -> str:
     """The `xl` CTE of a hybrid search: the chunks under `where` (the view and the caller's
     groups, as every branch) nearest the question's multilingual vector %(xvec)s, ranked by
     cosine distance, ties by id; a chunk whose similarity is under %(xl_floor)s is left out, so
     a question no non-English passage is about adds nothing to the fusion.
 
-    `walk` False scans the caller's rows exactly (a selective caller, a small index); True walks
-    the HNSW index with each walked chunk's version checked by its own lookup, as the vector
-    branch's index strategy does (store/search.py)."""
-    if not walk:
+    `walk` False scans the caller's rows exactly (a selective caller, a small index): by version,
+    or (`own_rows`) the list's rows its groups pass, each chunk's version checked by its own
+    lookup; True walks the HNSW index with that lookup, as the vector branch's index strategy
+    does (store/search.py)."""
+    seen = f"""CROSS JOIN LATERAL (
+                SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id
+                WHERE c.id = x.chunk_id AND {where} OFFSET 0) seen"""  # noqa: S608 -- fixed fragments
+    if own_rows and not walk:  # ordered by distance and id: no index serves it, the rows are read
+        inner = f"""
+            SELECT x.chunk_id AS id, x.embedding <=> %(xvec)s::vector(384) AS dist
+            FROM chunk_multilingual x {seen}
+            WHERE x.model = %(xl_model)s AND x.chunk_id > 0  -- chunk_multilingual_acl's predicate
+            ORDER BY dist, x.chunk_id LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments
+    elif not walk:
         inner = f"""
             SELECT x.chunk_id AS id, x.embedding <=> %(xvec)s::vector(384) AS dist
             FROM chunk_multilingual x JOIN chunks c ON c.id = x.chunk_id
@@ -110,9 +139,7 @@ def branch(where: str, walk: bool) -> str:
     else:
         inner = f"""
             SELECT x.chunk_id AS id, x.embedding <=> %(xvec)s::vector(384) AS dist
-            FROM chunk_multilingual x CROSS JOIN LATERAL (
-                SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id
-                WHERE c.id = x.chunk_id AND {where} OFFSET 0) seen
+            FROM chunk_multilingual x {seen}
             WHERE x.model = %(xl_model)s
             ORDER BY x.embedding <=> %(xvec)s::vector(384) LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments
     return f"""
@@ -126,7 +153,7 @@ def parts(fused_sql: str, where: str, query: Query | None, params: dict[str, Any
     if query is None:
         return fused_sql, _NOTHING, "NULL::bigint AS multilingual_rank, NULL::float8 AS multilingual_score"
     params.update(query.params())
-    return (fused(fused_sql), branch(where, query.walk),
+    return (fused(fused_sql), branch(where, query.walk, query.own_rows),
             "f.xl_rank AS multilingual_rank, f.xl_score AS multilingual_score")
 
 

@@ -263,7 +263,7 @@ def _search_sql(
     fused, xl_branch, xl_columns = multilingual_vectors.parts(fused, where, multilingual if mode == "hybrid" else None,
                                                               params)
     if ranking is not None:
-        ctes = bm25.candidate_ctes(where, _version_filter(view), ranking.by_version)
+        ctes = bm25.candidate_ctes(where, _version_filter(view), ranking.by_version, ranking.configs)
         fts = "SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk FROM fts_top"
         tried = ", " + bm25.TRY_COLUMNS
         params.update(ranking.params())

@@ -40,6 +40,9 @@ class Prepared:
     migrated: bool = True  # some vectors of the model are in model_vectors (False: the search need not look there)
     corpus_chunks: float = 0  # PostgreSQL's estimate of the chunks table's rows (store/direct_read.py)
     multilingual: bool = False  # the index holds vectors of `multilingual_model` (migration 034) the caller may see
+    # live chunks the caller sees in another text configuration than English's (an upper bound of
+    # its rows in the multilingual list); None for another view than the live index (not kept)
+    other_language_chunks: int | None = None
 
 
 def prepare(
@@ -86,7 +89,7 @@ def prepare(
            rag_multilingual_present(%(xl_model)s::text) AS multilingual,  -- false for NULL: not asked
            -- the live chunks the caller sees in any configuration but English's, which every chunk
            -- with a multilingual vector has (none: its list would walk its whole index for nothing)
-           (SELECT coalesce(sum(chunks), 0) > 0 FROM fts_acl_corpus
+           (SELECT coalesce(sum(chunks), 0) FROM fts_acl_corpus
              WHERE acl_groups && %(groups)s::text[] AND ts_config <> 'english'::regconfig) AS other_languages,
            {bm25.TERM_COLUMNS}
     """  # noqa: S608 -- fixed fragments; values are parameters
@@ -105,4 +108,5 @@ def prepare(
                      **(found["parts"] or {}))
     return Prepared(found["searched_at"], model, bm25.terms_from(found["fts_terms"], found["fts_live"]), plan,
                     found["calibration"], found["log_id"], found["rerank"], bool(found["migrated"]), corpus,
-                    bool(found["multilingual"]) and (found["other_languages"] or not live))
+                    bool(found["multilingual"]) and (int(found["other_languages"]) > 0 or not live),
+                    int(found["other_languages"]) if live else None)

@@ -138,7 +138,7 @@ def test_the_search_log_records_the_multilingual_model_and_floor_and_explain_sho
     config, url, _ = synced
     _search(capsys, config, "Which is the largest German island?")
     log_id, strategy = query(url, "SELECT id, strategy FROM search_log ORDER BY id DESC LIMIT 1")[0]
-    assert strategy["multilingual"] == {"model": multilingual.MODEL, "floor": MULTILINGUAL_FLOOR}
+    assert strategy["multilingual"] == {"model": multilingual.MODEL, "floor": MULTILINGUAL_FLOOR, "strategy": "exact"}
     capsys.readouterr()
     assert cli.main(["explain", str(log_id), "--config", str(config)]) == 0
     shown = capsys.readouterr().out
@@ -390,3 +390,43 @@ def test_a_single_branch_mode_neither_encodes_nor_searches_the_multilingual_list
     assert hits and all("multilingual" not in h.branches for h in hits)
     strategy = query(url, "SELECT strategy FROM search_log WHERE id = %s", hits.log_id)[0][0] or {}
     assert "multilingual" not in strategy, strategy
+
+
+def test_a_broad_caller_who_sees_few_of_the_lists_rows_scans_them_exactly(monkeypatch, synced) -> None:
+    """The list walks its index only for a caller who sees more of its rows than the exact limit:
+    one who sees many chunks but few in another language (an English-speaking majority, a Czech
+    team's few documents) scans those few instead of filtering the whole index, and gets what the
+    walk finds. The limit is lowered here so that this small index has both kinds of caller."""
+    _, url, _ = synced
+    other = int(query(url, "SELECT count(*) FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+                           " WHERE v.status = 'live' AND 'all-staff' = ANY(v.acl_groups)"
+                           " AND c.ts_config <> 'english'::regconfig")[0][0])
+    live = int(query(url, "SELECT count(*) FROM chunks c JOIN document_versions v ON v.id = c.version_id"
+                          " WHERE v.status = 'live' AND 'all-staff' = ANY(v.acl_groups)")[0][0])
+    assert 1 < other < live, (other, live)
+    question = "Wie heißt die größte Insel und wie hoch ist die Zugspitze?"
+    found, ran = {}, {}
+    for limit in (other, other - 1):  # the caller's rows of the list: within the limit, then one over
+        monkeypatch.setattr(store.search, "EXACT_MAX_ROWS", limit)
+        with database.connect_as(url, roles.READER) as conn:
+            hits = search(conn, load_embedder(), question, ["all-staff"], k=10)
+        strategy = query(url, "SELECT strategy FROM search_log WHERE id = %s", hits.log_id)[0][0]
+        assert strategy["strategy"] == "index", strategy  # a broad caller for the vector branch both times
+        ran[limit] = strategy["multilingual"]["strategy"]
+        found[limit] = [(h.chunk_id, h.branches.get("multilingual")) for h in hits]
+    assert ran == {other: "rows", other - 1: "index"}, ran
+    assert found[other] == found[other - 1] and any(crossed for _, crossed in found[other]), found
+
+
+@pytest.mark.parametrize(("planned", "seen", "read"), [
+    ("exact", None, "exact"), ("exact", 10**6, "exact"),  # a selective caller reads its chunks by version
+    ("index", None, "index"),  # an as-of view: its rows of the list are not counted, the plan decides
+    ("index", 10**6, "index"), ("index", 6, "index"),
+    ("index", 5, "rows"), ("index", 0, "rows"),  # a broad caller who sees few of the list's rows
+])
+def test_the_list_walks_only_where_the_caller_sees_more_of_it_than_the_exact_limit(planned, seen, read) -> None:
+    from rag_pipeline.store.multilingual_vectors import strategy
+    plan = store.search._plan(10**6 if planned == "index" else 3, 384, "chunks_embedding_hnsw_384", 5)
+    assert plan.strategy == planned
+    assert strategy(plan, seen) == read
+    assert strategy(None, seen) == "exact"
