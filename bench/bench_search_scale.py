@@ -345,10 +345,10 @@ def multilingual_list(conn: psycopg.Connection, xvector: np.ndarray, groups: lis
 
     if hasattr(multilingual_vectors, "strategy"):
         read = multilingual_vectors.strategy(plan, seen)
-    else:  # an older tree (PYTHONPATH): the vector plan's choice
-        read = "index" if plan.strategy == "index" else "exact"
-    walk = read == "index"
-    sql = multilingual_vectors.branch(_where(view), walk, *([True] if read == "rows" else []))
+        walk, sql = read == "index", multilingual_vectors.branch(_where(view), read)
+    else:  # an older tree (PYTHONPATH): the vector plan's choice, branch(where, walk)
+        walk = plan.strategy == "index"
+        sql = multilingual_vectors.branch(_where(view), walk)
     params = {**_filter_params(groups, model_id, view), **multilingual_vectors.Query(
         xvector, multilingual.MODEL, -1.0).params(), "cand": K}
     with conn.transaction():

@@ -202,8 +202,7 @@ def _multilingual(text: str, prepared: store.search_prepare.Prepared, plan: stor
     except multilingual.MultilingualModelError as exc:
         return None, {**record, "unavailable": str(exc)[:500]}
     record["strategy"] = read = store.multilingual_vectors.strategy(plan, prepared.other_language_chunks)
-    return store.multilingual_vectors.Query(vector, multilingual.MODEL, MULTILINGUAL_FLOOR, walk=read == "index",
-                                            own_rows=read == "rows"), record
+    return store.multilingual_vectors.Query(vector, multilingual.MODEL, MULTILINGUAL_FLOOR, read), record
 
 
 def _strategy(plan: store.search.VectorPlan | None, fulltext: dict[str, Any] | None,

@@ -243,16 +243,10 @@ class Ranking:
         if self.taken == 0 and self.at_least is None and self.scored:
             self.taken = 1
 
-    def _queries(self) -> dict[str, list[str]]:
-        return match_queries(self.scored[:self.taken], self.scored[self.taken:], self.at_least)
-
-    @property
-    def configs(self) -> int:
-        """The configurations of the current try's tsqueries (candidate_ctes' arms)."""
-        return len(self._queries())
-
     def params(self) -> dict[str, Any]:
-        queries = self._queries()
+        """The current try's parameters; `q_cfg` lists its configurations, one index arm each
+        (candidate_ctes' `configs`)."""
+        queries = match_queries(self.scored[:self.taken], self.scored[self.taken:], self.at_least)
         width = max((len(q) for q in queries.values()), default=1)  # a rectangular array: repeat the first
         arms: dict[str, Any] = {"q_cfg_0": "english", "q_or_0": [], "q_vec_0": f"{{}}/{DIMENSION}"}  # none: matches nothing
         for i, (cfg, ors) in enumerate(queries.items()):
@@ -310,8 +304,9 @@ def rank(
     if ranking.empty is not None:
         return ranking.empty
     while True:
-        sql = f"WITH {candidate_ctes(where, versions, ranking.by_version, ranking.configs)} SELECT {TRY_COLUMNS}"
-        matched, found = conn.execute(sql, {**params, **ranking.params()}, prepare=True).fetchone()
+        tried = ranking.params()
+        sql = f"WITH {candidate_ctes(where, versions, ranking.by_version, len(tried['q_cfg']))} SELECT {TRY_COLUMNS}"
+        matched, found = conn.execute(sql, {**params, **tried}, prepare=True).fetchone()
         result = ranking.judge(int(matched), [(i, s) for i, s in found])
         if result is not None:
             return result

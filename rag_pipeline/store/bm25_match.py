@@ -1,7 +1,7 @@
 """The tsqueries that find a full-text try's candidates (store/bm25.py's Ranking): any of the
 taken (rare) terms, or at least `at_least` of the common ones together, per text-search
-configuration; and the statement's CTEs that read them. Lexemes come from to_tsvector and are quoted by text_search.or_query, so no query
-text is ever parsed as tsquery operators."""
+configuration; and the statement's CTEs that read them. Lexemes come from to_tsvector and are
+quoted by text_search.or_query, so no query text is ever parsed as tsquery operators."""
 
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ _CANDIDATES_BY_INDEX = """
 def candidate_ctes(where: str, versions: str, by_version: bool, configs: int = 1) -> str:
     """The CTEs of one try (`by_version`: see bm25.reads_by_version); `where` is the fixed
     visibility/ACL/model fragment of store/search.py, `versions` its part on `v`; `configs`: the
-    configurations the try's tsqueries are in (Ranking.configs), one index arm each."""
+    configurations the try's tsqueries are in (its `q_cfg` parameter), one index arm each."""
     if by_version:
         candidates = _CANDIDATES_BY_VERSION.format(where=where)
     else:

@@ -72,13 +72,17 @@ def insert(conn: psycopg.Connection, model: str, vectors: Sequence[tuple[int, np
 @dataclass(frozen=True)
 class Query:
     """The multilingual list of one search: the question's vector, the model whose rows it reads,
-    the similarity under which a chunk is left out, and whether to walk the index (`branch`)."""
+    the similarity under which a chunk is left out, and how its rows are read (`strategy`)."""
 
     vector: np.ndarray
     model: str
     floor: float
-    walk: bool = False
-    own_rows: bool = False  # not walked, and the caller sees few of its rows: read them by their own groups
+    read: str = "exact"  # "exact", "index" or "rows" (strategy's)
+
+    @property
+    def walk(self) -> bool:
+        """Whether the list walks its HNSW index (its search sets WALK_SETTINGS)."""
+        return self.read == "index"
 
     def params(self) -> dict[str, object]:
         return {"xvec": self.vector, "xl_model": self.model, "xl_floor": self.floor}
@@ -92,7 +96,7 @@ def strategy(plan: VectorPlan | None, seen: int | None) -> str:
     whole and ranked exactly. A broad caller who sees few of them (the English-speaking majority of
     a company whose few Czech documents belong to one team) would otherwise walk the whole index,
     filtering out nearly every row (100 ms at 33,000 rows), and the exact read by version would
-    read all of its chunks to find those few (150 ms at 70,000). Otherwise `exact`: a selective
+    read all of its chunks to find those few (185 ms at 70,000). Otherwise `exact`: a selective
     caller's chunks read by version, as the vector plan reads them."""
     if plan is None or plan.strategy != "index":
         return "exact"
@@ -110,26 +114,26 @@ def strategy(plan: VectorPlan | None, seen: int | None) -> str:
 WALK_SETTINGS = ", set_config('enable_seqscan', 'off', true)"
 
 
-def branch(where: str, walk: bool, own_rows: bool = False) -> str:
+def branch(where: str, read: str) -> str:
     """The `xl` CTE of a hybrid search: the chunks under `where` (the view and the caller's
     groups, as every branch) nearest the question's multilingual vector %(xvec)s, ranked by
     cosine distance, ties by id; a chunk whose similarity is under %(xl_floor)s is left out, so
     a question no non-English passage is about adds nothing to the fusion.
 
-    `walk` False scans the caller's rows exactly (a selective caller, a small index): by version,
-    or (`own_rows`) the list's rows its groups pass, each chunk's version checked by its own
-    lookup; True walks the HNSW index with that lookup, as the vector branch's index strategy
+    `read` (strategy's): `exact` scans the caller's chunks by version (a selective caller, a small
+    index); `rows` the list's rows its groups pass, each chunk's version checked by its own
+    lookup; `index` walks the HNSW index with that lookup, as the vector branch's index strategy
     does (store/search.py)."""
     seen = f"""CROSS JOIN LATERAL (
                 SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id
                 WHERE c.id = x.chunk_id AND {where} OFFSET 0) seen"""  # noqa: S608 -- fixed fragments
-    if own_rows and not walk:  # ordered by distance and id: no index serves it, the rows are read
+    if read == "rows":  # ordered by distance and id: no index serves it, the rows are read
         inner = f"""
             SELECT x.chunk_id AS id, x.embedding <=> %(xvec)s::vector(384) AS dist
             FROM chunk_multilingual x {seen}
             WHERE x.model = %(xl_model)s AND x.chunk_id > 0  -- chunk_multilingual_acl's predicate
             ORDER BY dist, x.chunk_id LIMIT %(cand)s"""  # noqa: S608 -- fixed fragments
-    elif not walk:
+    elif read != "index":
         inner = f"""
             SELECT x.chunk_id AS id, x.embedding <=> %(xvec)s::vector(384) AS dist
             FROM chunk_multilingual x JOIN chunks c ON c.id = x.chunk_id
@@ -153,7 +157,7 @@ def parts(fused_sql: str, where: str, query: Query | None, params: dict[str, Any
     if query is None:
         return fused_sql, _NOTHING, "NULL::bigint AS multilingual_rank, NULL::float8 AS multilingual_score"
     params.update(query.params())
-    return (fused(fused_sql), branch(where, query.walk, query.own_rows),
+    return (fused(fused_sql), branch(where, query.read),
             "f.xl_rank AS multilingual_rank, f.xl_score AS multilingual_score")
 
 

@@ -263,10 +263,11 @@ def _search_sql(
     fused, xl_branch, xl_columns = multilingual_vectors.parts(fused, where, multilingual if mode == "hybrid" else None,
                                                               params)
     if ranking is not None:
-        ctes = bm25.candidate_ctes(where, _version_filter(view), ranking.by_version, ranking.configs)
+        first = ranking.params()
+        ctes = bm25.candidate_ctes(where, _version_filter(view), ranking.by_version, len(first["q_cfg"]))
         fts = "SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk FROM fts_top"
         tried = ", " + bm25.TRY_COLUMNS
-        params.update(ranking.params())
+        params.update(first)
     else:
         ctes = _IDF_ONLY
         ids, scores = (ranked.ids, ranked.scores) if ranked is not None else ([], [])

@@ -88,7 +88,8 @@ def prepare(
            {direct_read.CORPUS_CHUNKS_SQL} AS corpus_chunks,
            rag_multilingual_present(%(xl_model)s::text) AS multilingual,  -- false for NULL: not asked
            -- the live chunks the caller sees in any configuration but English's, which every chunk
-           -- with a multilingual vector has (none: its list would walk its whole index for nothing)
+           -- with a multilingual vector has: none leaves the list out (a walk of its whole index
+           -- for nothing); few read its rows by their groups (multilingual_vectors.strategy)
            (SELECT coalesce(sum(chunks), 0) FROM fts_acl_corpus
              WHERE acl_groups && %(groups)s::text[] AND ts_config <> 'english'::regconfig) AS other_languages,
            {bm25.TERM_COLUMNS}
@@ -106,7 +107,7 @@ def prepare(
         estimate = min(int(found["fts_live"]), limit + 1) if live else int(found["estimate"])
         plan = _plan(estimate, model["dimension"], found["index"], limit, migrated=found["migrated"],
                      **(found["parts"] or {}))
+    other = int(found["other_languages"])
     return Prepared(found["searched_at"], model, bm25.terms_from(found["fts_terms"], found["fts_live"]), plan,
                     found["calibration"], found["log_id"], found["rerank"], bool(found["migrated"]), corpus,
-                    bool(found["multilingual"]) and (int(found["other_languages"]) > 0 or not live),
-                    int(found["other_languages"]) if live else None)
+                    bool(found["multilingual"]) and (other > 0 or not live), other if live else None)

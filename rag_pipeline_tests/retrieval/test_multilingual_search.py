@@ -22,7 +22,7 @@ from rag_pipeline import cli, store
 from rag_pipeline.embedding import load_embedder, multilingual
 from rag_pipeline.retrieval.search import MULTILINGUAL_FLOOR, search
 from rag_pipeline.store import database, roles
-from rag_pipeline.store.multilingual_vectors import Query
+from rag_pipeline.store.multilingual_vectors import Query, strategy
 from rag_pipeline.sync import multilingual as sync_multilingual
 
 # Only the legal group may read this one (its folder's access file).
@@ -291,13 +291,13 @@ def test_a_broad_callers_walk_of_the_multilingual_index_returns_what_the_exact_s
         index = store.search._plan(10**6, 384, "chunks_embedding_hnsw_384", 0)  # the broad caller's plan
         qvec = load_embedder().encode([question])[0]
         found = {}
-        for walk in (False, True):
-            plan = index if walk else store.search.EXACT
-            crossed = Query(vector, multilingual.MODEL, MULTILINGUAL_FLOOR, walk=walk)
+        for read in ("exact", "index", "rows"):  # by version, the walk, the rows the groups pass
+            plan = store.search.EXACT if read == "exact" else index
+            crossed = Query(vector, multilingual.MODEL, MULTILINGUAL_FLOOR, read)
             rows = store.search.search_chunks(conn, qvec, question, ["all-staff"], model_id, 10, plan=plan,
                                               multilingual=crossed)
-            found[walk] = [(r["chunk_id"], r["multilingual_rank"]) for r in rows if r["multilingual_rank"] is not None]
-        assert found[True] == found[False] and found[True], found
+            found[read] = [(r["chunk_id"], r["multilingual_rank"]) for r in rows if r["multilingual_rank"] is not None]
+        assert found["index"] == found["exact"] == found["rows"] and found["exact"], found
         # the walk's order is one the HNSW index serves (a table this small is read whole by choice)
         with conn.transaction():
             conn.execute("SET LOCAL enable_seqscan = off")
@@ -425,7 +425,6 @@ def test_a_broad_caller_who_sees_few_of_the_lists_rows_scans_them_exactly(monkey
     ("index", 5, "rows"), ("index", 0, "rows"),  # a broad caller who sees few of the list's rows
 ])
 def test_the_list_walks_only_where_the_caller_sees_more_of_it_than_the_exact_limit(planned, seen, read) -> None:
-    from rag_pipeline.store.multilingual_vectors import strategy
     plan = store.search._plan(10**6 if planned == "index" else 3, 384, "chunks_embedding_hnsw_384", 5)
     assert plan.strategy == planned
     assert strategy(plan, seen) == read

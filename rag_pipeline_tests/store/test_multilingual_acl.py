@@ -203,7 +203,7 @@ def test_a_broad_callers_search_walks_the_multilingual_index_whatever_the_planne
     against the walk's 7; a selective caller's exact scan is left to the planner."""
     question = "zephyrine budget review"
     crossed = Query(np.random.default_rng(5).standard_normal(multilingual.DIMENSION).astype(np.float32),
-                    multilingual.MODEL, -1.0, walk=True)
+                    multilingual.MODEL, -1.0, "index")
     broad = store.search._plan(10**6, 384, "chunks_embedding_hnsw_384", 0)  # what a caller seeing a large index gets
     rows: list[dict[str, Any]] = []
 
