@@ -25,10 +25,14 @@ scores more than that, the list is exactly BM25's top `depth`. The bound is requ
 EXACT_DEPTH (what a caller reads; the fusion's deeper candidates are the best of the candidates,
 with exact scores): otherwise more terms are taken and the query repeats, while the rows stay
 within the budget; when they cannot, the list is the best of the candidates and the record says it
-is not proven exact (`exact_depth`: down to which rank it is). A chunk holding `at_least` of the
-common (not taken) terms together is a candidate too (the bound then sums only the `at_least` - 1
-largest of theirs); GIN finds those with one tsquery per common term, in which that term is
-required (store/bm25_match.py), so no scan tests the union of the common words' posting lists.
+is not proven exact (`exact_depth`: down to which rank it is). A try whose bound failed still tells
+the score its EXACT_DEPTH-th candidate reached, which the list's own can only exceed: the next try
+is aimed at it (the one expected to match the fewest rows among those whose bound is lower), so a
+list needs one more try, not one per term taken (`aimed` in the record). A chunk holding
+`at_least` of the common (not taken) terms together is a candidate too (the bound then sums only
+the `at_least` - 1 largest of theirs); GIN finds those with one tsquery per common term, in which
+that term is required (store/bm25_match.py), so no scan tests the union of the common words'
+posting lists.
 
 Views other than the live index (as of a time, a run's preview) read the live statistics for idf
 (an approximation: the view's own counts would cost a scan) and bound the weights loosely (k1+1),
@@ -54,6 +58,7 @@ ROW_BUDGET = 20_000  # most candidate rows one full-text query reads
 FIRST_ROWS = 1_000  # the first try takes the rarest terms whose df sum stays within this
 TOGETHER_ROWS = 2_500  # and asks m common terms together, m chosen to match about this many
 EXACT_DEPTH = 10  # ranks the bound must prove; deeper ones are the best of the candidates
+AIM_ROWS = 0.75  # share of the budget a try aimed at a known score may expect to match (Ranking._aim)
 MAX_QUERY_TERMS = 1_000  # a longer query is scored on its rarest terms (sparsevec holds 16,000)
 MAX_LEAVES = 400  # lexemes in the tsqueries of "at least m of the common terms", per configuration
 _RESCORE_MARGIN = 16  # candidates beyond the depth rescored exactly (float4 weights may tie-swap)
@@ -207,6 +212,7 @@ class Ranking:
         self.together_rows = min(self.limit // 2, TOGETHER_ROWS)  # what 'at least m of the common' may match
         self.at_least: int | None = self._together()
         self.best: Ranked | None = None
+        self.tried: set[tuple[int, int | None]] = set()  # (taken, at_least) of the tries run: never aimed at again
         self._settle()
         while (self.at_least is None and budget is not None and self.taken + 2 < len(self.scored)
                and sum(t.df for t in self.scored[:self.taken + 1]) <= first_rows * 2):
@@ -258,6 +264,7 @@ class Ranking:
 
     def judge(self, matched: int, found: Sequence[tuple[int, float]]) -> Ranked | None:
         self.record["tries"] += 1
+        self.tried.add((self.taken, self.at_least))
         common = self.scored[self.taken:]
         ordered = sorted(((float(score), int(i)) for i, score in found), key=lambda s: (-s[0], s[1]))[:self.depth]
         bound = _bound(common, self.at_least, self.loose)
@@ -271,6 +278,7 @@ class Ranking:
         if exact:
             return current
         if overflow:
+            self.record["overflows"] = self.record.get("overflows", 0) + 1
             if (self.at_least is not None and self.at_least + 1 <= len(common)
                     and clause_leaves(common, self.at_least + 1) <= MAX_LEAVES):
                 self.at_least += 1  # fewer candidates: chunks holding one more common term together
@@ -283,12 +291,49 @@ class Ranking:
         self.best = current
         if self.taken == len(self.scored):
             return current
+        needed = min(self.depth, EXACT_DEPTH)
+        if len(ordered) >= needed and (aimed := self._aim(ordered[needed - 1][0])) is not None:
+            self.taken, self.at_least = aimed
+            self.record["aimed"] = self.record.get("aimed", 0) + 1
+            return None
         ratio = max(matched, 1) / max(sum(t.df for t in self.scored[:self.taken]), 1)
         self.taken = _next_taken(self.scored, self.taken, self.limit // 2, ratio)
         # the fewer common terms left may be asked together again (the bound sums m - 1 of them)
         self.at_least = self._together()
         self._settle()
         return None
+
+    def _aim(self, reached: float) -> tuple[int, int | None] | None:
+        """The next try that cannot fail its bound, expected to match the fewest rows: `reached`
+        is the score the EXACT_DEPTH-th best candidate of this try has, and the list's own can
+        only be higher. A try whose candidates include this one's (terms taken from the same
+        rarest end; as many common terms asked together or fewer) and whose bound is under
+        `reached` is proven, unless it overflows (a try run once is not aimed at again). Its
+        expected rows: the taken terms' df and the expected matches of 'at least m' (_expected).
+        None when no such try keeps within AIM_ROWS of the budget and MAX_LEAVES (then the next
+        try is chosen by rows alone)."""
+        best: tuple[float, int, int | None] | None = None
+        cap = self.limit * AIM_ROWS
+        rows = sum(t.df for t in self.scored[:self.taken])
+        for taken in range(self.taken, len(self.scored) + 1):
+            rows += self.scored[taken - 1].df if taken > self.taken else 0
+            if rows > cap:
+                break
+            common = self.scored[taken:]
+            most = len(common) if self.at_least is None else min(self.at_least, len(common))
+            choices: list[int | None] = [m for m in range(2, most + 1) if taken > self.taken or m < most
+                                         or self.at_least is None]
+            if (self.at_least is None and taken > self.taken) or not common:  # all taken: any chunk that scores
+                choices.append(None)
+            for m in choices:
+                if (taken, m) in self.tried or (m is not None and clause_leaves(common, m) > MAX_LEAVES):
+                    continue
+                if _bound(common, m, self.loose) * (1 + _SLACK) + _SLACK >= reached:
+                    continue
+                expected = rows + (_expected(common, m, self.live_chunks) if m is not None else 0)
+                if expected <= cap and (best is None or expected < best[0]):
+                    best = (expected, taken, m)
+        return None if best is None else (best[1], best[2])
 
 
 def rank(

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from rag_pipeline.store import bm25_stats, model_switches, text_search
+from rag_pipeline.store import bm25_stats, index_upkeep, model_switches, text_search
 
 
 @dataclass(frozen=True)
@@ -361,6 +361,7 @@ def publish(conn: psycopg.Connection, run_id: str) -> dict[str, int]:
             {"run": run_id, "now": now},
         ).fetchall()]
         bm25_stats.apply_publish(conn, came, gone)  # full-text statistics change with the index
+    index_upkeep.flush_pending_lists(conn)  # the status changes' index entries, merged before any search reads them
     return {"published": len(came), "superseded": len(gone), "tombstoned": tombstoned}
 
 

@@ -65,6 +65,7 @@ def stage_items(ctx: SyncContext, model_id: int) -> StageResult:
             store.runs.update_run(conn, ctx.run_id, error=too_many + "; its access changes and removals are published")
         if ctx.config.embedding.multilingual:
             counts.update({f"multilingual_{k}": n for k, n in multilingual.embed_missing(ctx).items() if n})
+        store.index_upkeep.flush_pending_lists(conn)  # what this run wrote, merged for the gate's and later searches
         store.runs.update_run(conn, ctx.run_id, counts={"staged": dict(counts)})
     return StageResult(counts=dict(counts))
 

@@ -217,3 +217,28 @@ def test_each_configurations_candidates_come_out_of_the_index_alone(corpus: dict
         assert len(scans) == 2, [n.get("Index Cond") for n in scans]  # English and German, one scan each
         assert all("ts_config" in n["Index Cond"] for n in scans), [n["Index Cond"] for n in scans]
         assert_same(found[0], reference(conn, query, ["a", "b"], View(), 10))
+
+
+@pytest.mark.parametrize("squeeze", [(10, 150), (5, 60), (20, 2000)])
+def test_a_try_aimed_at_the_score_already_reached_proves_the_list(corpus: dict, squeeze: tuple[int, int],
+                                                                  monkeypatch) -> None:
+    """After a try whose bound failed, the next is chosen so that its bound is under the score
+    its tenth best candidate already has (Ranking._aim): it cannot fail again unless its rows
+    overflow, so a list needs one aimed try at most, and it equals the reference."""
+    monkeypatch.setattr(bm25, "BY_VERSION_MAX_CHUNKS", 0)
+    monkeypatch.setattr(bm25, "FIRST_ROWS", squeeze[0])
+    monkeypatch.setattr(bm25, "ROW_BUDGET", squeeze[1])
+    monkeypatch.setattr(bm25, "TOGETHER_ROWS", squeeze[0] * 2)
+    rare, aimed = corpus["rare"], []
+    queries = [*_queries(corpus), *(f"{rare[i]} {' '.join(COMMON[i % 4:])}" for i in range(3, 12))]
+    with database.connect(corpus["url"]) as conn:
+        for query in queries:
+            for groups in (["a", "b"], ["a"]):
+                found = _fulltext(conn, corpus, query, groups)
+                plan = found[0]["fulltext_plan"] if found else {}
+                if plan.get("aimed"):
+                    aimed.append(plan)
+                    if not plan.get("overflows"):  # an aimed try that overflowed is not aimed at again
+                        assert plan["aimed"] == 1 and plan["exact"], plan
+                        assert_same(found, reference(conn, query, groups, View(), 10))
+    assert aimed, "no squeeze made a try fail its bound"

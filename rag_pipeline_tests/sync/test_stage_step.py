@@ -156,3 +156,35 @@ def test_a_stage_step_failing_on_one_document_finishes_on_retry_without_staging_
     assert retry.counts["versions"] == 1
     assert len(rows) == DOCS and all(r[1] == 1 and r[3] and r[4] for r in rows)
     assert _unfound_through_index(db_url) == []  # the retry built it over both attempts' rows
+
+
+def _pending_pages(db_url: str) -> dict[str, int]:
+    """Pages each GIN index of the schema still holds in its pending list, read by merging them
+    (as the owner): what every scan of that index would otherwise have read in full."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        names = [r[0] for r in conn.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_am a ON a.oid = c.relam"
+            " WHERE a.amname = 'gin' AND c.relnamespace = current_schema()::regnamespace ORDER BY 1")]
+        assert {"chunks_tsv", "chunks_section_keys", "document_versions_acl"} <= set(names)
+        return {n: conn.execute("SELECT gin_clean_pending_list(%s::regclass)", (n,)).fetchone()[0] for n in names}
+
+
+def test_stage_and_publish_leave_no_pending_list_for_the_searches_after_them(
+        tmp_path: Path, db_url: str, folder: Path, embedder) -> None:
+    """A GIN index takes new rows into a pending list that every search scanning it reads in
+    full until autovacuum merges it (migration 037): the stage step and publish merge what they
+    wrote, so neither the gate's searches nor the first searches after a sync pay for it. Only
+    the writer may merge; a reader may not call the owner's function."""
+    ctx, model_id = _embedded(tmp_path, db_url, folder, embedder, "stage-pending-1")
+    with psycopg.connect(db_url, autocommit=True) as conn:  # a list that does not start empty
+        conn.execute("SELECT rag_flush_pending_lists()")
+    result = stage.stage_items(ctx, model_id)
+    assert result.counts["chunks"] >= DOCS
+    assert set(_pending_pages(db_url).values()) == {0}
+    with ctx.connect() as conn:  # as the stage step's role
+        assert store.versions.publish(conn, ctx.run_id)["published"] == DOCS
+    assert set(_pending_pages(db_url).values()) == {0}
+    with store.database.connect_as(db_url, store.roles.READER) as reader, pytest.raises(
+            psycopg.errors.InsufficientPrivilege):
+        reader.execute("SELECT rag_flush_pending_lists()")
+
