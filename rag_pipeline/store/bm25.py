@@ -321,12 +321,13 @@ class Ranking:
                 break
             common = self.scored[taken:]
             most = len(common) if self.at_least is None else min(self.at_least, len(common))
-            choices: list[int | None] = [m for m in range(2, most + 1) if taken > self.taken or m < most
-                                         or self.at_least is None]
-            if (self.at_least is None and taken > self.taken) or not common:  # all taken: any chunk that scores
-                choices.append(None)
+            alone = (self.at_least is None and taken > self.taken) or not common  # all taken: any chunk that scores
+            choices: list[int | None] = [None] * alone + [m for m in range(2, most + 1) if taken > self.taken
+                                                           or m < most or self.at_least is None]
             for m in choices:
-                if (taken, m) in self.tried or (m is not None and clause_leaves(common, m) > MAX_LEAVES):
+                if m is not None and clause_leaves(common, m) > MAX_LEAVES:
+                    break  # and so would a larger m, short of asking nearly all of them together
+                if (taken, m) in self.tried:
                     continue
                 if _bound(common, m, self.loose) * (1 + _SLACK) + _SLACK >= reached:
                     continue

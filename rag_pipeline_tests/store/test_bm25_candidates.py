@@ -187,6 +187,26 @@ def test_a_view_without_live_chunks_still_plans_its_tries() -> None:
     assert found is not None and found.ids == [] and found.record["exact"] and found.record["taken"] == 30
 
 
+@pytest.mark.parametrize("loose", [False, True])
+def test_a_thousand_term_question_gets_an_aimed_try_it_can_run(loose: bool) -> None:
+    """The longest question scored (MAX_QUERY_TERMS rare terms) whose first try failed: the
+    aimed try is chosen among a thousand ways to take terms without trying every 'at least m'
+    (a larger m would need too long a query), and it is one the statement can run: its bound is
+    under the score reached, its tsqueries within MAX_LEAVES, its expected rows within the budget."""
+    terms = [bm25.Term("english", f"w{i}", i + 1, 12, 1.5, bm25.idf(100_000, 12)) for i in range(bm25.MAX_QUERY_TERMS)]
+    ranking = bm25.Ranking(terms, 50, budget=bm25.ROW_BUDGET, loose_bound=loose, live_chunks=100_000,
+                           corpus_chunks=100_000)
+    first = (ranking.taken, ranking.at_least)
+    reached = 20.0 - 9 * 0.1
+    assert ranking.judge(900, [(i, 20.0 - i * 0.1) for i in range(60)]) is None  # the bound failed: another try
+    assert ranking.record["aimed"] == 1 and (ranking.taken, ranking.at_least) != first
+    common = ranking.scored[ranking.taken:]
+    assert bm25._bound(common, ranking.at_least, loose) < reached
+    assert ranking.at_least is None or bm25.clause_leaves(common, ranking.at_least) <= bm25.MAX_LEAVES
+    params = ranking.params()
+    assert sum(len(q) for q in params["q_or_0"]) > 0 and ranking.taken >= first[0]
+
+
 def test_each_configurations_candidates_come_out_of_the_index_alone(corpus: dict, monkeypatch) -> None:
     """A broad caller's candidates are read from chunks_tsv with the configuration inside the index
     condition (migration 036), one scan per configuration of the try, as the reader: the index
