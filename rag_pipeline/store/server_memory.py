@@ -11,7 +11,8 @@ group's limit where one is lower (a container's).
 
 The setting is written to `postgresql.auto.conf` (where ALTER SYSTEM writes) while the server is
 down, only where nobody chose a value: none in that file, and `postgresql.conf` still holding
-initdb's own. An operator's ALTER SYSTEM or edit of postgresql.conf always wins."""
+initdb's own and including no other file. An operator's ALTER SYSTEM or edit of postgresql.conf
+always wins."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ SHARE = 8  # of the memory
 FLOOR_MB, CEILING_MB = 128, 8 * 1024
 INITDB_VALUE = "128MB"  # what initdb writes into postgresql.conf
 _SETTING = re.compile(r"^\s*shared_buffers\s*=\s*'?([^'#\s]*)'?", re.MULTILINE)
+_INCLUDE = re.compile(r"^\s*include(?:_if_exists|_dir)?\s*=?\s*'", re.MULTILINE)  # a setting may hide there
 _CGROUP_LIMITS = (Path("/sys/fs/cgroup/memory.max"), Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"))
 
 
@@ -58,15 +60,19 @@ def size_buffers(pgdata: Path, memory: int | None = None) -> str | None:
     auto, conf = pgdata / "postgresql.auto.conf", pgdata / "postgresql.conf"
     try:
         auto_text = auto.read_text(encoding="utf-8") if auto.exists() else ""
-        chosen = _SETTING.findall(conf.read_text(encoding="utf-8"))
+        conf_text = conf.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None  # a folder we cannot read is left as it is; the server reports its own problems
-    if _SETTING.search(auto_text) or (chosen and chosen[-1] != INITDB_VALUE):
+    chosen = _SETTING.findall(conf_text)
+    if _SETTING.search(auto_text) or (chosen and chosen[-1] != INITDB_VALUE) or _INCLUDE.search(conf_text):
         return None
     value = shared_buffers_for(machine_memory() if memory is None else memory)
     if value is None:
         return None
     separator = "" if not auto_text or auto_text.endswith("\n") else "\n"
-    with auto.open("a", encoding="utf-8") as f:
-        f.write(f"{separator}shared_buffers = '{value}'\n")
+    try:
+        with auto.open("a", encoding="utf-8") as f:
+            f.write(f"{separator}shared_buffers = '{value}'\n")
+    except OSError:
+        return None  # not sizing the buffers never stops the server from starting
     return value

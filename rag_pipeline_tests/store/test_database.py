@@ -207,7 +207,7 @@ def test_shared_buffers_are_an_eighth_of_the_memory_within_bounds(memory: int | 
     assert server_memory.shared_buffers_for(memory) == expected
 
 
-def test_a_config_it_cannot_read_is_left_as_it_is(tmp_path: Path) -> None:
+def test_a_config_unreadable_unwritable_or_including_other_files_is_left_as_it_is(tmp_path: Path) -> None:
     from rag_pipeline.store import server_memory
 
     (tmp_path / "postgresql.conf").write_bytes(b"shared_buffers = 128MB\n\xff\xfe broken\n")
@@ -218,3 +218,10 @@ def test_a_config_it_cannot_read_is_left_as_it_is(tmp_path: Path) -> None:
     assert server_memory.size_buffers(tmp_path, memory=24 * 2**30) == "3072MB"
     assert server_memory.size_buffers(tmp_path, memory=24 * 2**30) is None  # written once
     assert "shared_buffers = '3072MB'" in (tmp_path / "postgresql.auto.conf").read_text(encoding="utf-8")
+    (tmp_path / "postgresql.auto.conf").write_text("", encoding="utf-8")
+    (tmp_path / "postgresql.conf").write_text("shared_buffers = 128MB\ninclude_dir = 'conf.d'\n", encoding="utf-8")
+    assert server_memory.size_buffers(tmp_path, memory=24 * 2**30) is None  # an included file may set it
+    (tmp_path / "postgresql.conf").write_text("shared_buffers = 128MB\n#include_dir = 'conf.d'\n", encoding="utf-8")
+    (tmp_path / "postgresql.auto.conf").unlink()  # an auto file that cannot be written: a dangling link
+    (tmp_path / "postgresql.auto.conf").symlink_to(tmp_path / "missing-folder" / "postgresql.auto.conf")
+    assert server_memory.size_buffers(tmp_path, memory=24 * 2**30) is None
