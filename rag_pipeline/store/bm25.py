@@ -269,8 +269,9 @@ class Ranking:
         ordered = sorted(((float(score), int(i)) for i, score in found), key=lambda s: (-s[0], s[1]))[:self.depth]
         bound = _bound(common, self.at_least, self.loose)
         overflow = matched > self.limit
+        needed = min(self.depth, EXACT_DEPTH)  # ranks the proof must reach
         proven = sum(1 for s, _ in ordered if s > bound * (1 + _SLACK) + _SLACK) if bound > 0 else len(ordered)
-        exact = not overflow and (bound == 0 or proven >= min(self.depth, EXACT_DEPTH))
+        exact = not overflow and (bound == 0 or proven >= needed)
         current = Ranked([i for _, i in ordered], [s for s, _ in ordered], {
             **self.record, "taken": self.taken, "taken_terms": [t.lexeme for t in self.scored[:self.taken]][:50],
             "at_least": self.at_least, "matched": matched, "overflow": overflow, "bound": round(bound, 6),
@@ -291,7 +292,6 @@ class Ranking:
         self.best = current
         if self.taken == len(self.scored):
             return current
-        needed = min(self.depth, EXACT_DEPTH)
         if len(ordered) >= needed and (aimed := self._aim(ordered[needed - 1][0])) is not None:
             self.taken, self.at_least = aimed
             self.record["aimed"] = self.record.get("aimed", 0) + 1
@@ -321,9 +321,9 @@ class Ranking:
                 break
             common = self.scored[taken:]
             most = len(common) if self.at_least is None else min(self.at_least, len(common))
-            alone = (self.at_least is None and taken > self.taken) or not common  # all taken: any chunk that scores
-            choices: list[int | None] = [None] * alone + [m for m in range(2, most + 1) if taken > self.taken
-                                                           or m < most or self.at_least is None]
+            # the taken terms alone: a superset where none were asked together (or all are taken)
+            alone: list[int | None] = [None] if (self.at_least is None and taken > self.taken) or not common else []
+            choices = alone + [m for m in range(2, most + 1) if taken > self.taken or m < most or self.at_least is None]
             for m in choices:
                 if m is not None and clause_leaves(common, m) > MAX_LEAVES:
                     break  # and so would a larger m, short of asking nearly all of them together
