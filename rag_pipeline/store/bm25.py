@@ -48,6 +48,7 @@ from typing import Any
 import psycopg
 
 from rag_pipeline.store import direct_read
+from rag_pipeline.store.bm25_estimates import expected_rows, first_at_least, next_taken
 from rag_pipeline.store.bm25_match import TRY_COLUMNS, candidate_ctes, clause_leaves, match_queries
 
 BM25_K1 = 0.9  # as in rag_bm25_tf (migration 015), the one definition: a test checks they agree
@@ -194,7 +195,14 @@ class Ranking:
     Each try's candidates are the chunks matching any taken (rare) term or at least `at_least`
     of the common ones. A failed bound takes one more term (the bound then sums fewer common
     terms); too many rows ask for one more common term together (fewer chunks, a looser bound).
-    `budget` None reads every matching row at once (the exhaustive reference)."""
+    `budget` None reads every matching row at once (the exhaustive reference).
+
+    A try that takes more terms and asks as many common ones together, or none, matches what
+    the try before it matched and the chunks of the newly taken terms: it reads only those
+    (`extends`: the terms taken before it) and keeps the best the try before it found. Its
+    candidates are then a superset of the whole try's, and every bound holds for a superset
+    ("extended" in the record counts such tries). A try after an overflow reads all its rows
+    (the overflowing try's were cut off at the budget)."""
 
     def __init__(self, terms: Sequence[Term], depth: int, *, budget: int | None, loose_bound: bool = False,
                  live_chunks: int = 0, corpus_chunks: float = 0) -> None:
@@ -208,11 +216,14 @@ class Ranking:
         self.limit = budget if budget is not None else 2**62
         self.vectors = sparse_queries(self.scored)
         first_rows = min(self.limit // 2, FIRST_ROWS)
-        self.taken = len(self.scored) if budget is None else _next_taken(self.scored, 0, first_rows, 1.0, first=True)
+        self.taken = len(self.scored) if budget is None else next_taken(self.scored, 0, first_rows, 1.0, first=True)
         self.together_rows = min(self.limit // 2, TOGETHER_ROWS)  # what 'at least m of the common' may match
         self.at_least: int | None = self._together()
         self.best: Ranked | None = None
         self.tried: set[tuple[int, int | None]] = set()  # (taken, at_least) of the tries run: never aimed at again
+        self.extends: int | None = None  # the current try reads only the terms taken from here on
+        self.kept: list[tuple[int, float]] = []  # the best of the rows tried so far, exactly scored
+        self.kept_rows = 0  # and how many rows those tries read
         self._settle()
         while (self.at_least is None and budget is not None and self.taken + 2 < len(self.scored)
                and sum(t.df for t in self.scored[:self.taken + 1]) <= first_rows * 2):
@@ -233,10 +244,10 @@ class Ranking:
         a tighter bound) as long as the rows expected stay within half the budget; None when
         even that fails (then only taken terms find candidates)."""
         common = self.scored[self.taken:]
-        at_least = _first_at_least(common, self.live_chunks, self.together_rows)
+        at_least = first_at_least(common, self.live_chunks, self.together_rows)
         while at_least > 2 and clause_leaves(common, at_least) > MAX_LEAVES:
             at_least -= 1
-        too_many = self.live_chunks > 0 and _expected(common, at_least, self.live_chunks) > self.limit // 2
+        too_many = self.live_chunks > 0 and expected_rows(common, at_least, self.live_chunks) > self.limit // 2
         if too_many or clause_leaves(common, at_least) > MAX_LEAVES:  # (no live chunk: nothing to expect by)
             return None
         return at_least
@@ -252,21 +263,30 @@ class Ranking:
     def params(self) -> dict[str, Any]:
         """The current try's parameters; `q_cfg` lists its configurations, one index arm each
         (candidate_ctes' `configs`)."""
-        queries = match_queries(self.scored[:self.taken], self.scored[self.taken:], self.at_least)
+        if self.extends is None:
+            queries = match_queries(self.scored[:self.taken], self.scored[self.taken:], self.at_least)
+        else:
+            queries = match_queries(self.scored[self.extends:self.taken], [], None)
         width = max((len(q) for q in queries.values()), default=1)  # a rectangular array: repeat the first
         arms: dict[str, Any] = {"q_cfg_0": "english", "q_or_0": [], "q_vec_0": f"{{}}/{DIMENSION}"}  # none: matches nothing
         for i, (cfg, ors) in enumerate(queries.items()):
             arms.update({f"q_cfg_{i}": cfg, f"q_or_{i}": ors, f"q_vec_{i}": self.vectors[cfg]})
         return {"q_cfg": list(queries), "q_or": [q + q[:1] * (width - len(q)) for q in queries.values()],
                 "q_vec": [self.vectors[c] for c in queries], **arms,
-                "budget": self.limit, "top": self.depth + _RESCORE_MARGIN,
+                "budget": self.limit - self.kept_rows, "top": self.depth + _RESCORE_MARGIN,
                 **idf_params(self.terms)}
 
     def judge(self, matched: int, found: Sequence[tuple[int, float]]) -> Ranked | None:
         self.record["tries"] += 1
         self.tried.add((self.taken, self.at_least))
         common = self.scored[self.taken:]
-        ordered = sorted(((float(score), int(i)) for i, score in found), key=lambda s: (-s[0], s[1]))[:self.depth]
+        if self.extends is not None:  # this try read the new terms' rows only: add the earlier tries'
+            self.record["extended"] = self.record.get("extended", 0) + 1
+            matched, found = matched + self.kept_rows, [*dict([*self.kept, *found]).items()]
+        best = sorted(((float(score), int(i)) for i, score in found), key=lambda s: (-s[0], s[1]))
+        ordered = best[:self.depth]
+        before = (self.taken, self.at_least)
+        self.extends, self.kept_rows = None, 0
         bound = _bound(common, self.at_least, self.loose)
         overflow = matched > self.limit
         needed = min(self.depth, EXACT_DEPTH)  # ranks the proof must reach
@@ -295,12 +315,16 @@ class Ranking:
         if len(ordered) >= needed and (aimed := self._aim(ordered[needed - 1][0])) is not None:
             self.taken, self.at_least = aimed
             self.record["aimed"] = self.record.get("aimed", 0) + 1
-            return None
-        ratio = max(matched, 1) / max(sum(t.df for t in self.scored[:self.taken]), 1)
-        self.taken = _next_taken(self.scored, self.taken, self.limit // 2, ratio)
-        # the fewer common terms left may be asked together again (the bound sums m - 1 of them)
-        self.at_least = self._together()
-        self._settle()
+        else:
+            ratio = max(matched, 1) / max(sum(t.df for t in self.scored[:self.taken]), 1)
+            self.taken = next_taken(self.scored, self.taken, self.limit // 2, ratio)
+            # the fewer common terms left may be asked together again (the bound sums m - 1 of them)
+            self.at_least = self._together()
+            self._settle()
+        if self.taken > before[0] and (self.at_least is None or (before[1] is not None and self.at_least >= before[1])):
+            # every chunk holding m' >= m of fewer common terms was a candidate already
+            self.extends, self.kept_rows = before[0], matched
+            self.kept = [(i, s) for s, i in best[:self.depth + _RESCORE_MARGIN]]
         return None
 
     def _aim(self, reached: float) -> tuple[int, int | None] | None:
@@ -309,7 +333,7 @@ class Ranking:
         only be higher. A try whose candidates include this one's (terms taken from the same
         rarest end; as many common terms asked together or fewer) and whose bound is under
         `reached` is proven, unless it overflows (a try run once is not aimed at again). Its
-        expected rows: the taken terms' df and the expected matches of 'at least m' (_expected).
+        expected rows: the taken terms' df and the expected matches of 'at least m' (expected_rows).
         None when no such try keeps within AIM_ROWS of the budget and MAX_LEAVES (then the next
         try is chosen by rows alone)."""
         best: tuple[float, int, int | None] | None = None
@@ -331,7 +355,7 @@ class Ranking:
                     continue
                 if _bound(common, m, self.loose) * (1 + _SLACK) + _SLACK >= reached:
                     continue
-                expected = rows + (_expected(common, m, self.live_chunks) if m is not None else 0)
+                expected = rows + (expected_rows(common, m, self.live_chunks) if m is not None else 0)
                 if expected <= cap and (best is None or expected < best[0]):
                     best = (expected, taken, m)
         return None if best is None else (best[1], best[2])
@@ -356,38 +380,3 @@ def rank(
         result = ranking.judge(int(matched), [(i, s) for i, s in found])
         if result is not None:
             return result
-
-
-def _first_at_least(common: Sequence[Term], n: int, rows: int) -> int:
-    """How many common terms the first try requires together: the fewest (from 2) whose expected
-    matches, were the terms independent, stay within `rows` (a try that overflows costs a full
-    budget of rows for nothing)."""
-    at_least = 2
-    while n > 0 and at_least < len(common) and _expected(common, at_least, n) > rows:
-        at_least += 1
-    return at_least
-
-
-def _expected(common: Sequence[Term], at_least: int, n: int) -> float:
-    """Chunks expected to hold `at_least` of the terms together, were they independent: n times
-    the elementary symmetric polynomial of their df/n, per configuration."""
-    total = 0.0
-    for cfg in {t.cfg for t in common}:
-        e = [1.0] + [0.0] * at_least
-        for t in common:
-            if t.cfg == cfg:
-                for k in range(at_least, 0, -1):
-                    e[k] += e[k - 1] * t.df / n
-        total += n * e[at_least]
-    return total
-
-
-def _next_taken(terms: Sequence[Term], taken: int, limit: int, ratio: float, *, first: bool = False) -> int:
-    """One more term at least (none at first, when even the rarest is common), then as many as
-    the expected visible rows (df x the share the view passed last time) keep within `limit`."""
-    nxt = taken if first else taken + 1
-    total = sum(t.df for t in terms[:nxt]) * ratio
-    while nxt < len(terms) and total + terms[nxt].df * ratio <= limit:
-        total += terms[nxt].df * ratio
-        nxt += 1
-    return nxt

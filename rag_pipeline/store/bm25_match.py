@@ -59,7 +59,13 @@ def match_queries(taken: Sequence[Lexeme], common: Sequence[Lexeme], at_least: i
     which the term is required: the scan walks that term's posting list and skips through the
     others' to its entries. One tsquery ORing every combination made GIN test each entry of the
     union of all the common words' posting lists against the whole query (100 ms at 100,000
-    chunks for 8 common words, against 15 ms)."""
+    chunks for 8 common words, against 15 ms).
+
+    Inside a tsquery the commoner terms come commonest first: GIN evaluates the formula for
+    each entry of the required term, and a formula that meets its likeliest terms first
+    settles sooner. The same candidates, found in a third of the time ('remov' and 3 of 9
+    commoner words at 100,000 chunks: 19 ms rarest first, 6 ms commonest first; one question's
+    8 arms: 67 -> 33 ms)."""
     parts: dict[str, list[str]] = {}
     by_cfg: dict[str, list[str]] = {}
     for t in taken:
@@ -72,7 +78,7 @@ def match_queries(taken: Sequence[Lexeme], common: Sequence[Lexeme], at_least: i
             by_cfg.setdefault(t.cfg, []).append(t.lexeme)
         for cfg, lexemes in by_cfg.items():  # fewer than at_least: none (the bound counts them all)
             parts.setdefault(cfg, []).extend(
-                f"{or_query([lexemes[i]])} & {_at_least(lexemes[i + 1:], at_least - 1)}" if at_least > 1
+                f"{or_query([lexemes[i]])} & {_at_least(lexemes[:i:-1], at_least - 1)}" if at_least > 1
                 else or_query([lexemes[i]]) for i in range(len(lexemes) - at_least + 1))
     return {cfg: queries for cfg, queries in parts.items() if queries}
 
@@ -131,5 +137,6 @@ _RESCORED = """fts_idf AS (
     )"""
 
 # What a try reports: the rows it matched and the rescored best, as one value each.
-TRY_COLUMNS = ("(SELECT count(*) FROM fts_cand) AS fts_matched,"
-               " (SELECT coalesce(json_agg(json_build_array(id, score)), '[]') FROM fts_top) AS fts_found")
+TRY_VALUES = {"fts_matched": "(SELECT count(*) FROM fts_cand)",
+              "fts_found": "(SELECT coalesce(json_agg(json_build_array(id, score)), '[]') FROM fts_top)"}
+TRY_COLUMNS = ", ".join(f"{value} AS {name}" for name, value in TRY_VALUES.items())

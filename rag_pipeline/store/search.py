@@ -14,6 +14,7 @@ import psycopg
 
 from rag_pipeline.store import bm25, direct_read, multilingual_vectors, search_sections
 from rag_pipeline.store._sql import rows
+from rag_pipeline.store.bm25_match import TRY_VALUES
 from rag_pipeline.store.search_view import (  # noqa: F401 -- re-exported: store.search.View is the API
     VECTOR,
     VISIBLE_AS_OF,
@@ -141,7 +142,8 @@ def search_chunks(
     (`fulltext_plan`: terms taken, rows read, whether its list is proven exact; None in vector mode).
 
     One statement runs both branches, the fusion and the first full-text try; only a try whose
-    bound fails costs more (bm25.rank's tries, then the fusion again with the proven list). `terms`
+    bound fails costs more (bm25.rank's tries, then the fusion again with the proven list and the
+    other branches' lists as the first statement found them, not searched again). `terms`
     are the query's terms and live chunk count when `prepare` read them already. `transaction`
     False: the caller's open transaction holds the index settings (a pipelined one must not get a
     transaction block of its own: _sql.pipelined_transaction).
@@ -173,19 +175,20 @@ def search_chunks(
         if ranking is not None:
             ranked = ranking.empty
             if inline:
-                tried = found[0] if found else {"fts_matched": 0, "fts_found": []}
+                tried = found[0] if found else {"fts_matched": 0, "fts_found": [], "branch_lists": {}}
                 ranked = ranking.judge(int(tried["fts_matched"]), [(i, s) for i, s in tried["fts_found"]])
                 if ranked is None:  # the bound failed: more tries, then the fusion with their list
                     ranked = bm25.rank(conn, found_terms, _where(view, migrated), _version_filter(view),
                                        _filter_params(groups, model_id, view), depth, budget=bm25.ROW_BUDGET,
                                        live_chunks=live, corpus_chunks=corpus_chunks, ranking=ranking)
                     sql, params = _search_sql(query_vector, groups, model_id, k, view, depth, mode, plan,
-                                              found_terms, None, ranked, sections, migrated, multilingual)
+                                              found_terms, None, ranked, sections, migrated, multilingual,
+                                              carried=tried["branch_lists"])
                     found = rows(conn, sql, params, prepare=True)
             record = ranked.record if ranked is not None else None
     for r in found:
-        r.pop("fts_matched", None)
-        r.pop("fts_found", None)
+        for column in ("fts_matched", "fts_found", "branch_lists"):
+            r.pop(column, None)
         r["fulltext_plan"] = record
     return found
 
@@ -250,12 +253,16 @@ def _search_sql(
     sections: Sequence[str] = (),
     migrated: bool = True,
     multilingual: multilingual_vectors.Query | None = None,
+    carried: dict[str, list] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The statement of `search_chunks` and its parameters. The full-text branch is either the
-    first try of `ranking` inline (its CTEs, with what it found as two more columns) or the
+    first try of `ranking` inline (its CTEs, with what it found as two more columns, and the other
+    branches' lists as a third: `branch_lists`) or the
     list `ranked` already proven by bm25.rank; vector mode has neither. Named `sections` add the
     structural branch to a hybrid search, a `multilingual` query the list of its nearest
-    non-English chunks."""
+    non-English chunks. `carried`: the `branch_lists` of the first statement, which then stand
+    for the vector, structural and multilingual branches (the same lists: the same question,
+    view and groups in the same transaction)."""
     where = _where(view, migrated)
     params = {**_filter_params(groups, model_id, view), **search_sections.params(sections)}
     structural = mode == "hybrid" and bool(sections)
@@ -266,7 +273,7 @@ def _search_sql(
         first = ranking.params()
         ctes = bm25.candidate_ctes(where, _version_filter(view), ranking.by_version, len(first["q_cfg"]))
         fts = "SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk FROM fts_top"
-        tried = ", " + bm25.TRY_COLUMNS
+        tried = _FIRST_ROW_COLUMNS
         params.update(first)
     else:
         ctes = _IDF_ONLY
@@ -281,13 +288,14 @@ def _search_sql(
     sql = f"""
     WITH {ctes}, fts AS (
         {fts} ORDER BY rnk LIMIT %(cand)s
-    ), vec AS ({vector_branch(plan, where, view, migrated) if mode != "fulltext" else _NO_VECTOR}
-    ), sec AS ({search_sections.branch(where) if structural else _NO_VECTOR}
-    ), xl AS ({xl_branch}
+    ), vec AS ({_carried("vec", carried, params) or (vector_branch(plan, where, view, migrated) if mode != "fulltext" else _NO_VECTOR)}
+    ), sec AS ({_carried("sec", carried, params) or (search_sections.branch(where) if structural else _NO_VECTOR)}
+    ), xl AS ({_carried("xl", carried, params) or xl_branch}
     ), fused AS (
         {fused}
     ), best AS MATERIALIZED (  -- the k best first, then their rows by primary key (never a join
-        SELECT * FROM fused ORDER BY rrf DESC, id LIMIT %(k)s  -- of every visible chunk with the fusion)
+        SELECT *, row_number() OVER (ORDER BY rrf DESC, id) AS pos  -- of every visible chunk with the fusion)
+        FROM fused ORDER BY rrf DESC, id LIMIT %(k)s
     )
     SELECT c.id AS chunk_id, d.source, d.uri, v.version_no, v.id AS version_id, v.status,
            v.acl_groups, c.section_path, c.page_start, c.page_end, c.char_start, c.char_end, c.text,
@@ -318,3 +326,34 @@ _IDF_ONLY = ("fts_idf AS (SELECT * FROM unnest(%(s_cfg)s::regconfig[], %(s_lex)s
 
 # The vector branch of a full-text search: nothing (the fused rows come from fts alone).
 _NO_VECTOR = "SELECT NULL::bigint AS id, NULL::bigint AS rnk, NULL::float8 AS score WHERE false"
+
+
+# The branch lists a statement whose full-text try failed passes to its rerun (search_chunks):
+# each branch's rows as the fusion reads them, and the CTE bodies that read them back.
+_BRANCH_COLUMNS = {"vec": ("id", "rnk", "score"), "sec": ("id", "rnk"), "xl": ("id", "rnk", "score")}
+_BRANCH_LISTS = ("json_build_object("
+                 "'vec', (SELECT coalesce(json_agg(json_build_array(id, rnk, score)), '[]') FROM vec),"
+                 " 'sec', (SELECT coalesce(json_agg(json_build_array(id, rnk)), '[]') FROM sec),"
+                 " 'xl', (SELECT coalesce(json_agg(json_build_array(id, rnk, score)), '[]') FROM xl))")
+# What the first statement reports besides its rows (the try's findings, the branch lists), on its
+# first row only: repeated on each of a hundred rows, the lists cost more to send and decode than
+# the search (5 ms for a 1% caller's hybrid + rerank at 100,000 chunks).
+_FIRST_ROW_COLUMNS = "".join(f", CASE WHEN f.pos = 1 THEN {value} END AS {name}"
+                             for name, value in {**TRY_VALUES, "branch_lists": _BRANCH_LISTS}.items())
+_CARRIED_BRANCH = {
+    "vec": ("SELECT * FROM unnest(%(carried_vec_id)s::bigint[], %(carried_vec_rnk)s::bigint[],"
+            " %(carried_vec_score)s::float8[]) AS carried(id, rnk, score)"),
+    "sec": "SELECT * FROM unnest(%(carried_sec_id)s::bigint[], %(carried_sec_rnk)s::bigint[]) AS carried(id, rnk)",
+    "xl": ("SELECT * FROM unnest(%(carried_xl_id)s::bigint[], %(carried_xl_rnk)s::bigint[],"
+           " %(carried_xl_score)s::float8[]) AS carried(id, rnk, score)"),
+}
+
+
+def _carried(branch: str, carried: dict[str, list] | None, params: dict[str, Any]) -> str | None:
+    """The CTE body that reads `branch`'s carried rows (None: none carried, search it)."""
+    if carried is None:
+        return None
+    found = carried.get(branch) or []
+    for j, column in enumerate(_BRANCH_COLUMNS[branch]):
+        params[f"carried_{branch}_{column}"] = [r[j] for r in found]
+    return _CARRIED_BRANCH[branch]

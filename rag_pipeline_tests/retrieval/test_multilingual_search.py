@@ -21,7 +21,8 @@ from language_samples import CZECH_LAW, ENGLISH_POLICY, GERMAN_GEOGRAPHY
 from rag_pipeline import cli, store
 from rag_pipeline.embedding import load_embedder, multilingual
 from rag_pipeline.retrieval.search import MULTILINGUAL_FLOOR, search
-from rag_pipeline.store import database, roles
+from rag_pipeline.retrieval.section_refs import reference_keys
+from rag_pipeline.store import bm25, database, roles
 from rag_pipeline.store.multilingual_vectors import Query, strategy
 from rag_pipeline.sync import multilingual as sync_multilingual
 
@@ -429,3 +430,35 @@ def test_the_list_walks_only_where_the_caller_sees_more_of_it_than_the_exact_lim
     assert plan.strategy == planned
     assert strategy(plan, seen) == read
     assert strategy(None, seen) == "exact"
+
+
+def test_a_fulltext_list_that_takes_more_tries_is_fused_with_the_lists_the_first_statement_found(
+        synced, monkeypatch) -> None:
+    """When the first full-text try fails its bound, the fusion runs again with the proven list,
+    and the vector, structural (the § the question names) and multilingual lists are those the
+    first statement found, carried over rather than searched again: the rows are exactly those
+    of a search whose first try proved its list."""
+    _, url, _ = synced
+    question = ("Under § 2951, is damage compensated in money, and are hotels in Berlin and Hamburg paid up to"
+                " EUR 140 a night on a business trip abroad?")
+    crossed = Query(multilingual.encode_queries([question])[0], multilingual.MODEL, MULTILINGUAL_FLOOR, "exact")
+    qvec = load_embedder().encode([question])[0]
+
+    def fused() -> tuple[list[tuple], dict]:
+        with database.connect(url) as conn:
+            rows = store.search.search_chunks(conn, qvec, question, ["all-staff", "legal"],
+                                              store.search.index_model_id(conn), 10,
+                                              sections=reference_keys(question), multilingual=crossed)
+        return ([(r["chunk_id"], r["rrf"], r["vector_rank"], r["vector_score"], r["fulltext_rank"],
+                  r["fulltext_score"], r["multilingual_rank"], r["section_match"]) for r in rows],
+                rows[0]["fulltext_plan"])
+
+    proven, plan = fused()
+    assert plan["tries"] == 1 and plan["exact"], plan
+    monkeypatch.setattr(bm25, "FIRST_ROWS", 1)  # the rarest term alone first, and many common ones together
+    monkeypatch.setattr(bm25, "TOGETHER_ROWS", 1)
+    retried, plan = fused()
+    assert plan["tries"] > 1 and plan["exact"], plan
+    assert retried == proven
+    assert any(r[2] is not None for r in proven) and any(r[6] is not None for r in proven), proven
+    assert any(r[7] == 1 for r in proven), proven  # the structural branch found § 2951

@@ -262,3 +262,30 @@ def test_a_try_aimed_at_the_score_already_reached_proves_the_list(corpus: dict, 
                         assert plan["aimed"] == 1 and plan["exact"], plan
                         assert_same(found, reference(conn, query, groups, View(), 10))
     assert aimed, "no squeeze made a try fail its bound"
+
+
+@pytest.mark.parametrize("shape", ["by version", "by index"])
+def test_a_try_that_takes_more_terms_reads_only_their_chunks_and_its_list_is_still_bm25s(
+        corpus: dict, shape: str, monkeypatch) -> None:
+    """A try that takes more terms and asks as many common ones together, or none, reads only the
+    chunks of the terms it newly takes and keeps the best the tries before it found
+    (Ranking.extends): its list equals the reference, and the rows all its tries read stay
+    within the budget."""
+    if shape == "by index":
+        monkeypatch.setattr(bm25, "BY_VERSION_MAX_CHUNKS", 0)
+    monkeypatch.setattr(bm25, "FIRST_ROWS", 10)
+    monkeypatch.setattr(bm25, "ROW_BUDGET", 150)
+    monkeypatch.setattr(bm25, "TOGETHER_ROWS", 20)
+    rare, extended = corpus["rare"], []
+    queries = [*_queries(corpus), *(f"{rare[i]} {rare[i + 20]} {' '.join(COMMON[i % 4:])}" for i in range(12))]
+    with database.connect(corpus["url"]) as conn:
+        for query in queries:
+            for groups in (["a", "b"], ["a"]):
+                found = _fulltext(conn, corpus, query, groups)
+                plan = found[0]["fulltext_plan"] if found else {}
+                if plan.get("extended"):
+                    extended.append(plan)
+                    assert plan["matched"] <= 151, plan
+                    if plan["exact"]:
+                        assert_same(found, reference(conn, query, groups, View(), 10))
+    assert sum(1 for p in extended if p["exact"]) >= 3, extended
