@@ -48,8 +48,9 @@ from typing import Any
 import psycopg
 
 from rag_pipeline.store import direct_read
+from rag_pipeline.store.bm25_aim import Aimed, aim, over_by_config
 from rag_pipeline.store.bm25_estimates import expected_rows, first_at_least, next_taken
-from rag_pipeline.store.bm25_match import TRY_COLUMNS, candidate_ctes, clause_leaves, match_queries
+from rag_pipeline.store.bm25_match import TRY_COLUMNS, candidate_ctes, clause_leaves, match_queries, threshold_queries
 
 BM25_K1 = 0.9  # as in rag_bm25_tf (migration 015), the one definition: a test checks they agree
 BM25_B = 0.4
@@ -59,7 +60,6 @@ ROW_BUDGET = 20_000  # most candidate rows one full-text query reads
 FIRST_ROWS = 1_000  # the first try takes the rarest terms whose df sum stays within this
 TOGETHER_ROWS = 2_500  # and asks m common terms together, m chosen to match about this many
 EXACT_DEPTH = 10  # ranks the bound must prove; deeper ones are the best of the candidates
-AIM_ROWS = 0.75  # share of the budget a try aimed at a known score may expect to match (Ranking._aim)
 MAX_QUERY_TERMS = 1_000  # a longer query is scored on its rarest terms (sparsevec holds 16,000)
 MAX_LEAVES = 400  # lexemes in the tsqueries of "at least m of the common terms", per configuration
 _RESCORE_MARGIN = 16  # candidates beyond the depth rescored exactly (float4 weights may tie-swap)
@@ -220,8 +220,13 @@ class Ranking:
         self.together_rows = min(self.limit // 2, TOGETHER_ROWS)  # what 'at least m of the common' may match
         self.at_least: int | None = self._together()
         self.best: Ranked | None = None
-        self.tried: set[tuple[int, int | None]] = set()  # (taken, at_least) of the tries run: never aimed at again
+        self.tried: set[Aimed] = set()  # the tries run: never aimed at again
+        self.weights = [t.idf * (BM25_K1 + 1 if loose_bound else t.max_weight) for t in self.scored]  # bounds
+        self.threshold: float | None = None  # of a try aimed at a score (bm25_aim.py), over
+        self.formula_terms = 0  # the weights of the first this many common terms
         self.extends: int | None = None  # the current try reads only the terms taken from here on
+        self.skip_common = False  # and none of its common terms: their chunks were read before
+        self.aimed_from: tuple[Aimed, float, list[tuple[int, float]], int] | None = None  # a threshold's fallback
         self.kept: list[tuple[int, float]] = []  # the best of the rows tried so far, exactly scored
         self.kept_rows = 0  # and how many rows those tries read
         self._settle()
@@ -263,10 +268,14 @@ class Ranking:
     def params(self) -> dict[str, Any]:
         """The current try's parameters; `q_cfg` lists its configurations, one index arm each
         (candidate_ctes' `configs`)."""
-        if self.extends is None:
-            queries = match_queries(self.scored[:self.taken], self.scored[self.taken:], self.at_least)
-        else:
-            queries = match_queries(self.scored[self.extends:self.taken], [], None)
+        common = [] if self.skip_common else self.scored[self.taken:]
+        queries = match_queries(self.scored[self.extends or 0:self.taken], common, self.at_least)
+        if self.threshold is not None and common:
+            try_now = self._now()
+            for cfg, arms in (threshold_queries(common[:self.formula_terms], self.weights[self.taken:][:self.formula_terms],
+                                                over_by_config(common, self.weights[self.taken:], try_now),
+                                                MAX_LEAVES) or ({}, 0))[0].items():
+                queries.setdefault(cfg, []).extend(arms)
         width = max((len(q) for q in queries.values()), default=1)  # a rectangular array: repeat the first
         arms: dict[str, Any] = {"q_cfg_0": "english", "q_or_0": [], "q_vec_0": f"{{}}/{DIMENSION}"}  # none: matches nothing
         for i, (cfg, ors) in enumerate(queries.items()):
@@ -278,87 +287,85 @@ class Ranking:
 
     def judge(self, matched: int, found: Sequence[tuple[int, float]]) -> Ranked | None:
         self.record["tries"] += 1
-        self.tried.add((self.taken, self.at_least))
+        now = self._now()
+        self.tried.add(now)
         common = self.scored[self.taken:]
         if self.extends is not None:  # this try read the new terms' rows only: add the earlier tries'
             self.record["extended"] = self.record.get("extended", 0) + 1
             matched, found = matched + self.kept_rows, [*dict([*self.kept, *found]).items()]
         best = sorted(((float(score), int(i)) for i, score in found), key=lambda s: (-s[0], s[1]))
         ordered = best[:self.depth]
-        before = (self.taken, self.at_least)
-        self.extends, self.kept_rows = None, 0
-        bound = _bound(common, self.at_least, self.loose)
+        self.extends, self.kept_rows, self.skip_common = None, 0, False
+        bound = _bound(common, self.at_least, self.loose) if self.threshold is None else self.threshold
         overflow = matched > self.limit
         needed = min(self.depth, EXACT_DEPTH)  # ranks the proof must reach
         proven = sum(1 for s, _ in ordered if s > bound * (1 + _SLACK) + _SLACK) if bound > 0 else len(ordered)
         exact = not overflow and (bound == 0 or proven >= needed)
         current = Ranked([i for _, i in ordered], [s for s, _ in ordered], {
             **self.record, "taken": self.taken, "taken_terms": [t.lexeme for t in self.scored[:self.taken]][:50],
-            "at_least": self.at_least, "matched": matched, "overflow": overflow, "bound": round(bound, 6),
+            "at_least": self.at_least, **({"threshold": round(self.threshold, 6)} if self.threshold else {}),
+            "matched": matched, "overflow": overflow, "bound": round(bound, 6),
             "exact": exact, "exact_depth": 0 if overflow else proven})
         if exact:
             return current
         if overflow:
-            self.record["overflows"] = self.record.get("overflows", 0) + 1
+            self.record["overflows"] = current.record["overflows"] = self.record.get("overflows", 0) + 1
+            if self.threshold is not None and self.aimed_from is not None:
+                # the threshold matched more than expected (its terms go together): aim from the try
+                # before it again, by 'at least m' alone
+                before, reached, kept, kept_rows = self.aimed_from
+                self.aimed_from = None
+                if (retry := self._aim(before, reached, thresholds=False)) is not None:
+                    self._follow(retry, before, kept, kept_rows)
+                    return None
             if (self.at_least is not None and self.at_least + 1 <= len(common)
                     and clause_leaves(common, self.at_least + 1) <= MAX_LEAVES):
                 self.at_least += 1  # fewer candidates: chunks holding one more common term together
                 self._settle()
                 return None
             if self.best is not None and len(self.best.ids) >= len(current.ids):  # the proof failed, the rows did not
-                self.best.record.update(tries=self.record["tries"], widen_overflow=True)
+                self.best.record.update(tries=self.record["tries"], widen_overflow=True,
+                                        overflows=self.record["overflows"])
                 return self.best
             return current
         self.best = current
         if self.taken == len(self.scored):
             return current
-        if len(ordered) >= needed and (aimed := self._aim(ordered[needed - 1][0])) is not None:
-            self.taken, self.at_least = aimed
-            self.record["aimed"] = self.record.get("aimed", 0) + 1
-        else:
-            ratio = max(matched, 1) / max(sum(t.df for t in self.scored[:self.taken]), 1)
-            self.taken = next_taken(self.scored, self.taken, self.limit // 2, ratio)
-            # the fewer common terms left may be asked together again (the bound sums m - 1 of them)
-            self.at_least = self._together()
-            self._settle()
-        if self.taken > before[0] and (self.at_least is None or (before[1] is not None and self.at_least >= before[1])):
-            # every chunk holding m' >= m of fewer common terms was a candidate already
-            self.extends, self.kept_rows = before[0], matched
-            self.kept = [(i, s) for s, i in best[:self.depth + _RESCORE_MARGIN]]
+        kept = [(i, s) for s, i in best[:self.depth + _RESCORE_MARGIN]]
+        reached = ordered[needed - 1][0] if len(ordered) >= needed else None
+        if reached is not None and (aimed := self._aim(now, reached)) is not None:
+            self.aimed_from = (now, reached, kept, matched)
+            self._follow(aimed, now, kept, matched)
+            return None
+        ratio = max(matched, 1) / max(sum(t.df for t in self.scored[:self.taken]), 1)
+        self.taken = next_taken(self.scored, self.taken, self.limit // 2, ratio)
+        # the fewer common terms left may be asked together again (the bound sums m - 1 of them)
+        self.at_least, self.threshold, self.formula_terms = self._together(), None, 0
+        self._settle()
+        self._extend(now, kept, matched)
         return None
 
-    def _aim(self, reached: float) -> tuple[int, int | None] | None:
-        """The next try that cannot fail its bound, expected to match the fewest rows: `reached`
-        is the score the EXACT_DEPTH-th best candidate of this try has, and the list's own can
-        only be higher. A try whose candidates include this one's (terms taken from the same
-        rarest end; as many common terms asked together or fewer) and whose bound is under
-        `reached` is proven, unless it overflows (a try run once is not aimed at again). Its
-        expected rows: the taken terms' df and the expected matches of 'at least m' (expected_rows).
-        None when no such try keeps within AIM_ROWS of the budget and MAX_LEAVES (then the next
-        try is chosen by rows alone)."""
-        best: tuple[float, int, int | None] | None = None
-        cap = self.limit * AIM_ROWS
-        rows = sum(t.df for t in self.scored[:self.taken])
-        for taken in range(self.taken, len(self.scored) + 1):
-            rows += self.scored[taken - 1].df if taken > self.taken else 0
-            if rows > cap:
-                break
-            common = self.scored[taken:]
-            most = len(common) if self.at_least is None else min(self.at_least, len(common))
-            # the taken terms alone: a superset where none were asked together (or all are taken)
-            alone: list[int | None] = [None] if (self.at_least is None and taken > self.taken) or not common else []
-            choices = alone + [m for m in range(2, most + 1) if taken > self.taken or m < most or self.at_least is None]
-            for m in choices:
-                if m is not None and clause_leaves(common, m) > MAX_LEAVES:
-                    break  # and so would a larger m, short of asking nearly all of them together
-                if (taken, m) in self.tried:
-                    continue
-                if _bound(common, m, self.loose) * (1 + _SLACK) + _SLACK >= reached:
-                    continue
-                expected = rows + (expected_rows(common, m, self.live_chunks) if m is not None else 0)
-                if expected <= cap and (best is None or expected < best[0]):
-                    best = (expected, taken, m)
-        return None if best is None else (best[1], best[2])
+    def _aim(self, now: Aimed, reached: float, *, thresholds: bool = True) -> Aimed | None:
+        return aim(self.scored, self.weights, now, reached, self.tried, limit=self.limit,
+                   live_chunks=self.live_chunks, max_leaves=MAX_LEAVES, slack=_SLACK,
+                   bound=lambda c, m: _bound(c, m, self.loose), thresholds=thresholds)
+
+    def _follow(self, aimed: Aimed, now: Aimed, kept: list[tuple[int, float]], matched: int) -> None:
+        """Make `aimed` the next try, after the try `now` (which found `kept`, reading `matched` rows)."""
+        self.taken, self.at_least, self.threshold, self.formula_terms = (aimed.taken, aimed.at_least,
+                                                                         aimed.threshold, aimed.formula_terms)
+        self.record["aimed"] = self.record.get("aimed", 0) + 1
+        self._extend(now, kept, matched)
+
+    def _extend(self, now: Aimed, kept: list[tuple[int, float]], matched: int) -> None:
+        """The next try reads the newly taken terms' chunks, and its common terms' unless every
+        chunk holding m' >= m of fewer common terms was a candidate of `now` already."""
+        self.extends, self.kept, self.kept_rows = now.taken, kept, matched
+        self.skip_common = self.threshold is None and (
+            self.at_least is None or (now.at_least is not None and self.at_least >= now.at_least))
+
+    def _now(self) -> Aimed:
+        return Aimed(self.taken, self.at_least, self.threshold, self.formula_terms)
 
 
 def rank(

@@ -48,3 +48,31 @@ def next_taken(terms: Sequence[Counted], taken: int, limit: int, ratio: float, *
         total += terms[nxt].df * ratio
         nxt += 1
     return nxt
+
+
+def threshold_expected(common: Sequence[Counted], weights: Sequence[float], over: dict[str, float], n: int) -> float:
+    """Chunks expected to hold common terms whose `weights` sum to more than `over[cfg]`, were the
+    terms independent: n times that probability, per configuration (a decision over each term,
+    held with probability df/n, cut where the terms left cannot reach the threshold). Called
+    only for formulas short enough to run (bm25_match.threshold_queries), so it stays small."""
+    total = 0.0
+    for cfg, threshold in over.items():
+        items = [(min(t.df / n, 1.0) if n else 1.0, w) for t, w in zip(common, weights, strict=True) if t.cfg == cfg]
+        total += n * _p_over(items, threshold)
+    return total
+
+
+def _p_over(items: Sequence[tuple[float, float]], threshold: float) -> float:
+    tails = [0.0] * (len(items) + 1)  # the weights from each item on
+    for i in range(len(items) - 1, -1, -1):
+        tails[i] = tails[i + 1] + items[i][1]
+
+    def p(i: int, left: float) -> float:
+        if left < 0:
+            return 1.0
+        if tails[i] <= left:
+            return 0.0
+        held, weight = items[i]
+        return held * p(i + 1, left - weight) + (1 - held) * p(i + 1, left)
+
+    return p(0, threshold)

@@ -83,6 +83,50 @@ def match_queries(taken: Sequence[Lexeme], common: Sequence[Lexeme], at_least: i
     return {cfg: queries for cfg, queries in parts.items() if queries}
 
 
+def threshold_queries(common: Sequence[Lexeme], weights: Sequence[float], over: dict[str, float],
+                      max_leaves: int) -> tuple[dict[str, list[str]], int] | None:
+    """Per configuration, the tsqueries of the chunks whose common terms' bounds (`weights`, in
+    `common`'s order: rarest first) sum to more than `over[cfg]` (bm25.Ranking's threshold
+    tries): one per term that can open such a set (the first of it held, in order), in which that
+    term is required and the rest is a formula that stops where the terms left cannot reach the
+    threshold; and how many lexemes they hold in all (what evaluating them costs). None when a
+    configuration's formula would hold more than `max_leaves` lexemes."""
+    per_cfg: dict[str, list[tuple[str, float]]] = {}
+    for t, w in zip(common, weights, strict=True):
+        per_cfg.setdefault(t.cfg, []).append((t.lexeme, w))
+    found: dict[str, list[str]] = {}
+    leaves = 0
+    for cfg, items in per_cfg.items():
+        left = [max_leaves]
+        arms = _over(items, over[cfg], left, top=True)
+        if left[0] < 0:
+            return None
+        leaves += max_leaves - left[0]
+        if arms:
+            found[cfg] = arms
+    return found, leaves
+
+
+def _over(items: Sequence[tuple[str, float]], threshold: float, left: list[int], *, top: bool = False):  # noqa: ANN202
+    """The formula (or, at the top, its arms) of 'the held weights sum to more than threshold':
+    True when nothing more is needed, [] / False when the items cannot reach it; `left` counts
+    the lexemes still allowed down (negative: too many, the result is then not used)."""
+    if threshold < 0:
+        return True
+    arms: list[str] = []
+    tail = sum(w for _, w in items)
+    for j, (lexeme, weight) in enumerate(items):
+        tail -= weight  # the weights after this one
+        if weight + tail <= threshold or left[0] < 0:
+            break  # neither this term nor a later one can open a set that reaches the threshold
+        left[0] -= 1
+        rest = _over(items[j + 1:], threshold - weight, left)
+        arms.append(or_query([lexeme]) if rest is True else f"{or_query([lexeme])} & {rest}")
+    if top:
+        return arms
+    return "(" + " | ".join(arms) + ")" if arms else False
+
+
 # The candidate CTEs of one try: the chunks matching the taken terms (at most budget + 1 rows, to
 # tell an overflow) with their approximate score (float4 inner product with their configuration's
 # query vector), the best of them (`fts_top`) rescored exactly in float8 from the tsvector, so the

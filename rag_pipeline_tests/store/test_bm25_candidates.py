@@ -201,6 +201,7 @@ def test_a_thousand_term_question_gets_an_aimed_try_it_can_run(loose: bool) -> N
     assert ranking.judge(900, [(i, 20.0 - i * 0.1) for i in range(60)]) is None  # the bound failed: another try
     assert ranking.record["aimed"] == 1 and (ranking.taken, ranking.at_least) != first
     common = ranking.scored[ranking.taken:]
+    assert ranking.threshold is None  # a question this long is aimed by 'at least m' alone (bm25_aim.THRESHOLD_TERMS)
     assert bm25._bound(common, ranking.at_least, loose) < reached
     assert ranking.at_least is None or bm25.clause_leaves(common, ranking.at_least) <= bm25.MAX_LEAVES
     params = ranking.params()
@@ -259,7 +260,7 @@ def test_a_try_aimed_at_the_score_already_reached_proves_the_list(corpus: dict, 
                 if plan.get("aimed"):
                     aimed.append(plan)
                     if not plan.get("overflows"):  # an aimed try that overflowed is not aimed at again
-                        assert plan["aimed"] == 1 and plan["exact"], plan
+                        assert plan["aimed"] == 1 and plan["exact"], str(plan)
                         assert_same(found, reference(conn, query, groups, View(), 10))
     assert aimed, "no squeeze made a try fail its bound"
 
@@ -289,3 +290,64 @@ def test_a_try_that_takes_more_terms_reads_only_their_chunks_and_its_list_is_sti
                     if plan["exact"]:
                         assert_same(found, reference(conn, query, groups, View(), 10))
     assert sum(1 for p in extended if p["exact"]) >= 3, extended
+
+
+@pytest.mark.parametrize("over", [0.5, 2.0, 3.5, 6.0])
+def test_a_threshold_matches_exactly_the_chunks_whose_terms_bounds_exceed_it(corpus: dict, over: float) -> None:
+    """The tsqueries of 'common terms whose bounds sum to more than the threshold'
+    (bm25_match.threshold_queries, what a try aimed at a score asks) match a chunk exactly when
+    the bounds of the terms it holds (counted in Python from its tsvector) sum to more."""
+    with database.connect(corpus["url"]) as conn:
+        terms, _ = bm25.query_terms(conn, " ".join(COMMON), None, ["a", "b"])
+        common = sorted((t for t in terms if t.df > 0), key=lambda t: (t.df, t.cfg, t.lexeme))
+        weights = [1.0 + (i % 3) * 0.75 for i in range(len(common))]  # uneven: 1, 1.75, 2.5, 1, ...
+        formula = bm25_match.threshold_queries(common, weights, {t.cfg: over for t in common}, bm25.MAX_LEAVES)
+        assert formula is not None
+        queries, leaves = formula
+        assert leaves == sum(q.count("'") // 2 for arms in queries.values() for q in arms)
+        for cfg in {t.cfg for t in common}:
+            bounds = {t.lexeme: w for t, w in zip(common, weights, strict=True) if t.cfg == cfg}
+            matched = {r[0] for r in conn.execute(
+                "SELECT id FROM chunks WHERE ts_config = %s::regconfig AND tsv @@ ANY(%s::tsquery[])",
+                (cfg, queries.get(cfg, [])))}
+            held = {r[0] for r in conn.execute(
+                "SELECT c.id, array_agg(u.lexeme) FROM chunks c, unnest(c.tsv) u WHERE c.ts_config = %s::regconfig"
+                " AND u.lexeme = ANY(%s) GROUP BY c.id", (cfg, list(bounds))).fetchall()
+                if sum(bounds[x] for x in r[1]) > over}
+            assert matched == held and held, (cfg, over)
+
+
+def test_a_formula_too_long_for_a_threshold_is_not_asked() -> None:
+    """Forty common terms of equal bounds, a threshold that needs twenty of them: the formula
+    would hold more lexemes than MAX_LEAVES, so there is none (the try is aimed by 'at least m')."""
+    common = [bm25.Term("english", f"w{i}", i + 1, 100, 1.0, 1.0) for i in range(40)]
+    assert bm25_match.threshold_queries(common, [1.0] * 40, {"english": 19.5}, bm25.MAX_LEAVES) is None
+    assert bm25_match.threshold_queries(common, [1.0] * 40, {"english": 0.5}, bm25.MAX_LEAVES) == (
+        {"english": [f"'w{i}'" for i in range(40)]}, 40)  # any one of them
+
+
+@pytest.mark.parametrize("shape", ["by version", "by index"])
+def test_a_try_aimed_by_a_threshold_ranks_exactly_bm25(corpus: dict, shape: str, monkeypatch) -> None:
+    """After a failed try, the aimed one may ask for the chunks whose common terms' bounds sum to
+    more than a threshold just under the score reached (bm25_aim.py): its list equals the
+    reference, or, when its terms go together more than expected and it overflows, the next try
+    is aimed by 'at least m' and its list still says whether it is exact."""
+    if shape == "by index":
+        monkeypatch.setattr(bm25, "BY_VERSION_MAX_CHUNKS", 0)
+    monkeypatch.setattr(bm25, "FIRST_ROWS", 10)
+    monkeypatch.setattr(bm25, "ROW_BUDGET", 150)
+    monkeypatch.setattr(bm25, "TOGETHER_ROWS", 20)
+    rare, by_threshold = corpus["rare"], []
+    queries = [*_queries(corpus), *(f"{rare[i]} {rare[i + 20]} {' '.join(COMMON[i % 4:])}" for i in range(12)),
+               *(f"{rare[i]} {' '.join(COMMON[i % 3:])}" for i in range(12, 20))]
+    with database.connect(corpus["url"]) as conn:
+        for query in queries:
+            for groups in (["a", "b"], ["a"]):
+                found = _fulltext(conn, corpus, query, groups)
+                plan = found[0]["fulltext_plan"] if found else {}
+                if plan.get("threshold"):
+                    by_threshold.append(plan)
+                    assert plan["bound"] == plan["threshold"]
+                if plan.get("exact"):
+                    assert_same(found, reference(conn, query, groups, View(), 10))
+    assert sum(1 for p in by_threshold if p["exact"]) >= 3, by_threshold
