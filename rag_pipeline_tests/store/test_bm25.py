@@ -164,9 +164,9 @@ def test_the_top_list_and_scores_are_exact_bm25(corpus: dict, query: str, groups
 
 def test_common_terms_only_widen_the_candidates_and_stay_exact(corpus: dict, monkeypatch) -> None:
     """Whatever the row budget, the list is either proven exact (and is) or says it is not, and
-    the rows it read stay within the budget. Common words alone are answered from the chunks
-    holding two (or, when those are expected to be too many, three) of them together, in one try
-    with the whole budget; a tight budget takes more tries (more words together, more taken)."""
+    the rows it read stay within the budget. Common words alone are answered in one try with the
+    whole budget; a tight budget takes more tries (a threshold on the common words' bounds, or
+    more of them together, more taken)."""
     query = QUERIES[2]
     with database.connect(corpus["url"]) as conn:
         terms, _ = bm25.query_terms(conn, query, ["english"], ["a"])
@@ -209,6 +209,29 @@ def test_as_of_and_preview_see_exactly_their_versions(corpus: dict, shape: str, 
         preview = [r["text"] for r in fulltext(conn, corpus, "zzpreview", ["a", "b"], View(preview_run="r3"))]
         before = [r["text"] for r in fulltext(conn, corpus, "zzrevised", ["a", "b"], View(as_of=corpus["t1"]))]
     assert live == [] and len(preview) == 10 and before == []
+
+
+@pytest.mark.parametrize("shape", ["by version", "by index"])
+def test_as_of_and_preview_lists_stay_exact_through_threshold_tries(corpus: dict, shape: str, monkeypatch) -> None:
+    """Squeezed budgets send as-of and preview searches through a try aimed by a threshold, whose
+    bounds are the loose ones (k1 + 1: superseded and staged chunks have no kept maximum): their
+    lists are still exactly their view's BM25 or say they are not."""
+    if shape == "by index":
+        monkeypatch.setattr(bm25, "BY_VERSION_MAX_CHUNKS", 0)
+    monkeypatch.setattr(bm25, "FIRST_ROWS", 5)
+    monkeypatch.setattr(bm25, "ROW_BUDGET", 200)
+    plans = []
+    with database.connect(corpus["url"]) as conn:
+        for view in (View(as_of=corpus["t1"]), View(preview_run="r3")):
+            for query in ("cells zzrevised patients", "patients cells zzpreview", *QUERIES):
+                found = fulltext(conn, corpus, query, ["a", "b"], view)
+                plan = found[0]["fulltext_plan"] if found else {}
+                plans.append(plan)
+                if plan.get("exact"):
+                    assert_same(found, reference(conn, query, ["a", "b"], view, 10))
+                else:
+                    assert found == [] or plan["exact_depth"] < 10
+    assert any(p.get("threshold") and p["exact"] for p in plans), plans
 
 
 @pytest.mark.parametrize("shape", ["by version", "by index"])
