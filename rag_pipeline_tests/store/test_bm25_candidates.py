@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -241,55 +241,64 @@ def test_each_configurations_candidates_come_out_of_the_index_alone(corpus: dict
         assert_same(found[0], reference(conn, query, ["a", "b"], View(), 10))
 
 
-@pytest.mark.parametrize("squeeze", [(10, 150), (5, 60), (20, 2000)])
-def test_a_try_aimed_at_the_score_already_reached_proves_the_list(corpus: dict, squeeze: tuple[int, int],
-                                                                  monkeypatch) -> None:
-    """After a try whose bound failed, the next is chosen so that its bound is under the score
-    its tenth best candidate already has (Ranking._aim): it cannot fail again unless its rows
-    overflow, so a list needs one aimed try at most, and it equals the reference."""
-    monkeypatch.setattr(bm25, "BY_VERSION_MAX_CHUNKS", 0)
-    monkeypatch.setattr(bm25, "FIRST_ROWS", squeeze[0])
-    monkeypatch.setattr(bm25, "ROW_BUDGET", squeeze[1])
-    monkeypatch.setattr(bm25, "TOGETHER_ROWS", squeeze[0] * 2)
-    rare, aimed = corpus["rare"], []
-    queries = [*_queries(corpus), *(f"{rare[i]} {' '.join(COMMON[i % 4:])}" for i in range(3, 12))]
+def _squeeze(monkeypatch, first: int, budget: int, *, by_index: bool = True) -> None:
+    """Budgets small enough that this corpus's searches take several tries."""
+    if by_index:
+        monkeypatch.setattr(bm25, "BY_VERSION_MAX_CHUNKS", 0)
+    monkeypatch.setattr(bm25, "FIRST_ROWS", first)
+    monkeypatch.setattr(bm25, "ROW_BUDGET", budget)
+    monkeypatch.setattr(bm25, "TOGETHER_ROWS", first * 2)
+
+
+def _searched(corpus: dict, queries: list[str]) -> Iterator[tuple[list[dict], dict, Callable[[], list]]]:
+    """Each query's full-text search for both callers: its rows, its plan, and its reference list
+    (computed when asked)."""
     with database.connect(corpus["url"]) as conn:
         for query in queries:
             for groups in (["a", "b"], ["a"]):
                 found = _fulltext(conn, corpus, query, groups)
-                plan = found[0]["fulltext_plan"] if found else {}
-                if plan.get("aimed"):
-                    aimed.append(plan)
-                    if not plan.get("overflows"):  # an aimed try that overflowed is not aimed at again
-                        assert plan["aimed"] == 1 and plan["exact"], str(plan)
-                        assert_same(found, reference(conn, query, groups, View(), 10))
+                yield (found, found[0]["fulltext_plan"] if found else {},
+                       lambda q=query, g=groups: reference(conn, q, g, View(), 10))
+
+
+def _rare_and_common(corpus: dict) -> list[str]:
+    """Questions of two rare words and common ones: a first try of the rare words fails its bound."""
+    rare = corpus["rare"]
+    return [f"{rare[i]} {rare[i + 20]} {' '.join(COMMON[i % 4:])}" for i in range(12)]
+
+
+@pytest.mark.parametrize("squeeze", [(10, 150), (5, 60), (20, 2000)])
+def test_a_try_aimed_at_the_score_already_reached_proves_the_list(corpus: dict, squeeze: tuple[int, int],
+                                                                  monkeypatch) -> None:
+    """After a try whose bound failed, the next is chosen so that its bound is under the score
+    its tenth best candidate already has (bm25_aim.aim): it cannot fail again unless its rows
+    overflow, so a list needs one aimed try at most, and it equals the reference."""
+    _squeeze(monkeypatch, *squeeze)
+    rare, aimed = corpus["rare"], []
+    queries = [*_queries(corpus), *(f"{rare[i]} {' '.join(COMMON[i % 4:])}" for i in range(3, 12))]
+    for found, plan, expected in _searched(corpus, queries):
+        if plan.get("aimed"):
+            aimed.append(plan)
+            if not plan.get("overflows"):  # an aimed try that overflowed is not aimed at again
+                assert plan["aimed"] == 1 and plan["exact"], str(plan)
+                assert_same(found, expected())
     assert aimed, "no squeeze made a try fail its bound"
 
 
 @pytest.mark.parametrize("shape", ["by version", "by index"])
 def test_a_try_that_takes_more_terms_reads_only_their_chunks_and_its_list_is_still_bm25s(
         corpus: dict, shape: str, monkeypatch) -> None:
-    """A try that takes more terms and asks as many common ones together, or none, reads only the
-    chunks of the terms it newly takes and keeps the best the tries before it found
-    (Ranking.extends): its list equals the reference, and the rows all its tries read stay
-    within the budget."""
-    if shape == "by index":
-        monkeypatch.setattr(bm25, "BY_VERSION_MAX_CHUNKS", 0)
-    monkeypatch.setattr(bm25, "FIRST_ROWS", 10)
-    monkeypatch.setattr(bm25, "ROW_BUDGET", 150)
-    monkeypatch.setattr(bm25, "TOGETHER_ROWS", 20)
-    rare, extended = corpus["rare"], []
-    queries = [*_queries(corpus), *(f"{rare[i]} {rare[i + 20]} {' '.join(COMMON[i % 4:])}" for i in range(12))]
-    with database.connect(corpus["url"]) as conn:
-        for query in queries:
-            for groups in (["a", "b"], ["a"]):
-                found = _fulltext(conn, corpus, query, groups)
-                plan = found[0]["fulltext_plan"] if found else {}
-                if plan.get("extended"):
-                    extended.append(plan)
-                    assert plan["matched"] <= 151, plan
-                    if plan["exact"]:
-                        assert_same(found, reference(conn, query, groups, View(), 10))
+    """A later try reads only the chunks of the terms it newly takes and of its own common-term
+    arms, and keeps the best the tries before it found (Ranking.extends): its list equals the
+    reference, and the rows all its tries read stay within the budget."""
+    _squeeze(monkeypatch, 10, 150, by_index=shape == "by index")
+    extended = []
+    for found, plan, expected in _searched(corpus, [*_queries(corpus), *_rare_and_common(corpus)]):
+        if plan.get("extended"):
+            extended.append(plan)
+            assert plan["matched"] <= 151, plan
+            if plan["exact"]:
+                assert_same(found, expected())
     assert sum(1 for p in extended if p["exact"]) >= 3, extended
 
 
@@ -333,22 +342,13 @@ def test_a_try_aimed_by_a_threshold_ranks_exactly_bm25(corpus: dict, shape: str,
     more than a threshold just under the score reached (bm25_aim.py): its list equals the
     reference, or, when its terms go together more than expected and it overflows, the next try
     is aimed by 'at least m' and its list still says whether it is exact."""
-    if shape == "by index":
-        monkeypatch.setattr(bm25, "BY_VERSION_MAX_CHUNKS", 0)
-    monkeypatch.setattr(bm25, "FIRST_ROWS", 10)
-    monkeypatch.setattr(bm25, "ROW_BUDGET", 150)
-    monkeypatch.setattr(bm25, "TOGETHER_ROWS", 20)
+    _squeeze(monkeypatch, 10, 150, by_index=shape == "by index")
     rare, by_threshold = corpus["rare"], []
-    queries = [*_queries(corpus), *(f"{rare[i]} {rare[i + 20]} {' '.join(COMMON[i % 4:])}" for i in range(12)),
-               *(f"{rare[i]} {' '.join(COMMON[i % 3:])}" for i in range(12, 20))]
-    with database.connect(corpus["url"]) as conn:
-        for query in queries:
-            for groups in (["a", "b"], ["a"]):
-                found = _fulltext(conn, corpus, query, groups)
-                plan = found[0]["fulltext_plan"] if found else {}
-                if plan.get("threshold"):
-                    by_threshold.append(plan)
-                    assert plan["bound"] == plan["threshold"]
-                if plan.get("exact"):
-                    assert_same(found, reference(conn, query, groups, View(), 10))
+    queries = [*_queries(corpus), *_rare_and_common(corpus), *(f"{rare[i]} {' '.join(COMMON[i % 3:])}" for i in range(12, 20))]
+    for found, plan, expected in _searched(corpus, queries):
+        if plan.get("threshold"):
+            by_threshold.append(plan)
+            assert plan["bound"] == plan["threshold"]
+        if plan.get("exact"):
+            assert_same(found, expected())
     assert sum(1 for p in by_threshold if p["exact"]) >= 3, by_threshold
