@@ -110,12 +110,15 @@ def _strategy(strategy: dict[str, Any]) -> str:
 
 
 def _fulltext(record: dict[str, Any]) -> str:
-    """How the full-text branch ranked: the terms taken rarest first, the rows it read, and
-    whether the bound proved its list exact (store/bm25.py)."""
+    """How the full-text branch ranked: the terms taken rarest first, how its last try asked for
+    the common ones (store/bm25_aim.py), the rows it read, and whether the bound proved its list
+    exact (store/bm25.py)."""
     proof = "proven exact" if record.get("exact") else f"exact down to rank {record.get('exact_depth')}"
     read = f", read {record['candidates']}" if record.get("candidates") else ""  # logged since direct_read
+    common = (f", common terms whose bounds exceed {record['threshold']:g}" if record.get("threshold")
+              else f", {record['at_least']} common terms together" if record.get("at_least") else "")
     return shown(f"BM25 over {record.get('matched')} candidate rows ({record.get('tries')} tries,"
-                 f" {record.get('taken')} of {record.get('terms')} terms taken{read}): {proof}")
+                 f" {record.get('taken')} of {record.get('terms')} terms taken{common}{read}): {proof}")
 
 
 def _multilingual(record: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ from conftest import DEMO_DIR, synced_demo, write_config
 from helpers import query, rewrite_history, run_cli, stage_without_gate, sync
 
 from rag_pipeline import cli, store
+from rag_pipeline.cli import explain as explain_cli
 from rag_pipeline.store import database
 
 POLICY = "policies/travel-policy.pdf"
@@ -212,3 +213,17 @@ def test_explain_of_a_malformed_log_row_says_so(capsys, demo, columns: dict[str,
         lines = captured.err.strip().splitlines()
         assert len(lines) == 1 and f"search {forged} is malformed in the search log" in lines[0] and reason in lines[0], lines
         assert "Traceback" not in captured.err
+
+
+@pytest.mark.parametrize(("record", "said"), [
+    ({"matched": 2245, "tries": 2, "taken": 3, "terms": 12, "threshold": 18.611203, "exact": True,
+      "candidates": "index"}, "3 of 12 terms taken, common terms whose bounds exceed 18.6112, read index): proven exact"),
+    ({"matched": 3150, "tries": 1, "taken": 2, "terms": 12, "at_least": 4, "exact": True},
+     "2 of 12 terms taken, 4 common terms together): proven exact"),
+    ({"matched": 20001, "tries": 3, "taken": 1, "terms": 5, "exact": False, "exact_depth": 3},
+     "1 of 5 terms taken): exact down to rank 3"),
+])
+def test_explain_says_how_the_fulltext_branch_asked_for_the_common_terms(record: dict, said: str) -> None:
+    """The logged full-text record as `explain` prints it: the threshold or the 'at least m' of the
+    last try (store/bm25_aim.py), so an operator sees why a search read the rows it did."""
+    assert said in explain_cli._fulltext(record)
