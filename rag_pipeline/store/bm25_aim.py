@@ -5,14 +5,14 @@ A try's candidates are the chunks holding a taken (rare) term, or holding common
 score more than its bound: "at least m of them" (the bound sums the m - 1 largest of their
 weight bounds) or, once a score is known to aim at, "common terms whose weight bounds sum to
 more than a threshold" set just under that score (the bound is the threshold). The threshold
-asks for much fewer chunks than any m: at 100,000 chunks, "Upon viral challenge, influenza-
-specific memory CD4+ T cells ..." needed 7,841 rows with m = 4 and needs 1,728 with a threshold.
-The commonest terms may be left out of its formula (their bounds are added to what the others
-must exceed: more rows, but a shorter formula, and no scan of their long posting lists)."""
+asks for far fewer chunks than any m: at 100,000 chunks, the second try of "Upon viral challenge,
+influenza-specific memory CD4+ T cells ..." read 7,841 rows with m = 4 and reads 890 with a
+threshold. The commonest terms may be left out of its formula (their bounds are added to what the
+others must exceed: more rows, but a shorter formula, and no walk of their long posting lists)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -44,15 +44,16 @@ class Aimed:
 
 
 def aim(scored: Sequence[Term], weights: Sequence[float], now: Aimed, reached: float, tried: set[Aimed], *,
-        limit: int, live_chunks: int, max_leaves: int, slack: float, bound, thresholds: bool = True,  # noqa: ANN001
-        ) -> Aimed | None:
-    """The try expected to match the fewest rows among those whose bound is under `reached` (the
-    score the tenth best candidate of the try `now` has; the list's own can only be higher) and
-    whose candidates include `now`'s (terms taken from the same rarest end; as many common terms
-    asked together or fewer, or a threshold): it is proven unless it overflows, and a try in
-    `tried` is not aimed at again. `weights`: each scored term's weight bound; `bound(common, m)`:
-    the bound of 'at least m' (bm25._bound); `thresholds` False: 'at least m' only. None when no such try keeps within AIM_ROWS of the
-    budget and `max_leaves` (then the next try is chosen by rows alone)."""
+        limit: int, live_chunks: int, max_leaves: int, slack: float,
+        bound: Callable[[Sequence[Term], int | None], float], thresholds: bool = True) -> Aimed | None:
+    """The cheapest try (rows expected, plus LEAF_ROWS per lexeme of its tsqueries) among those
+    whose bound is under `reached` (the score the tenth best candidate of the try `now` has; the
+    list's own can only be higher) and whose candidates include `now`'s (terms taken from the same
+    rarest end; as many common terms asked together or fewer, or a threshold): it is proven unless
+    it overflows, and a try in `tried` is not aimed at again. `weights`: each scored term's weight
+    bound; `bound(common, m)`: the bound of 'at least m' (bm25._bound); `thresholds` False: 'at
+    least m' only. None when no such try keeps within AIM_ROWS of the budget and `max_leaves`
+    (then the next try is chosen by rows alone)."""
     best: tuple[float, Aimed] | None = None
     cap = limit * AIM_ROWS
     rows = sum(t.df for t in scored[:now.taken])
