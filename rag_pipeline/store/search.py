@@ -336,8 +336,8 @@ _BRANCH_LISTS = ("json_build_object("
                  " 'sec', (SELECT coalesce(json_agg(json_build_array(id, rnk)), '[]') FROM sec),"
                  " 'xl', (SELECT coalesce(json_agg(json_build_array(id, rnk, score)), '[]') FROM xl))")
 # What the first statement reports besides its rows (the try's findings, the branch lists), on its
-# first row only: repeated on each of a hundred rows, the lists cost more to send and decode than
-# the search (5 ms for a 1% caller's hybrid + rerank at 100,000 chunks).
+# first row only: repeated on each of the fifty rows a reranked search fetches, sending and decoding
+# them cost a 1% caller's hybrid + rerank 3 to 5 ms at 100,000 chunks.
 _FIRST_ROW_COLUMNS = "".join(f", CASE WHEN f.pos = 1 THEN {value} END AS {name}"
                              for name, value in {**TRY_VALUES, "branch_lists": _BRANCH_LISTS}.items())
 _CARRIED_BRANCH = {
