@@ -90,7 +90,10 @@ def threshold_queries(common: Sequence[Lexeme], weights: Sequence[float], over: 
     tries): one per term that can open such a set (the first of it held, in order), in which that
     term is required and the rest is a formula that stops where the terms left cannot reach the
     threshold; and how many lexemes they hold in all (what evaluating them costs). None when a
-    configuration's formula would hold more than `max_leaves` lexemes."""
+    configuration's formula would hold more than `max_leaves` lexemes, or when a threshold is
+    negative (every chunk would pass it: no query can ask for that)."""
+    if min(over.values(), default=0.0) < 0:
+        return None
     per_cfg: dict[str, list[tuple[str, float]]] = {}
     for t, w in zip(common, weights, strict=True):
         per_cfg.setdefault(t.cfg, []).append((t.lexeme, w))
@@ -102,12 +105,13 @@ def threshold_queries(common: Sequence[Lexeme], weights: Sequence[float], over: 
         if left[0] < 0:
             return None
         leaves += max_leaves - left[0]
-        if arms:
+        if isinstance(arms, list) and arms:
             found[cfg] = arms
     return found, leaves
 
 
-def _over(items: Sequence[tuple[str, float]], threshold: float, left: list[int], *, top: bool = False):  # noqa: ANN202
+def _over(items: Sequence[tuple[str, float]], threshold: float, left: list[int], *,
+          top: bool = False) -> list[str] | str | bool:
     """The formula (or, at the top, its arms) of 'the held weights sum to more than threshold':
     True when nothing more is needed, [] / False when the items cannot reach it; `left` counts
     the lexemes still allowed down (negative: too many, the result is then not used)."""

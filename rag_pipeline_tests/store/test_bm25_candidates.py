@@ -334,6 +334,7 @@ def test_a_formula_too_long_for_a_threshold_is_not_asked() -> None:
     assert bm25_match.threshold_queries(common, [1.0] * 40, {"english": 19.5}, bm25.MAX_LEAVES) is None
     assert bm25_match.threshold_queries(common, [1.0] * 40, {"english": 0.5}, bm25.MAX_LEAVES) == (
         {"english": [f"'w{i}'" for i in range(40)]}, 40)  # any one of them
+    assert bm25_match.threshold_queries(common, [1.0] * 40, {"english": -0.5}, bm25.MAX_LEAVES) is None  # every chunk
 
 
 @pytest.mark.parametrize("shape", ["by version", "by index"])
