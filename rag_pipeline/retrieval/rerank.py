@@ -32,6 +32,7 @@ FEATURES = tuple(WEIGHTS)
 Weights = dict[str, float]
 STEM_CHARS = 6  # crude language-neutral stemming: "approvals"/"approval" share a 6-letter prefix
 _WORD = re.compile(r"\w+(?:[-./]\w+)*", re.UNICODE)
+_ASCII_WORD = re.compile(r"\w+(?:[-./]\w+)*", re.ASCII)
 # Function words of the corpus languages: never evidence of anything on their own.
 STOP_WORDS = frozenset(
     """a an and are as at be by can do does for from has have how i if in is it its may must of on
@@ -71,7 +72,10 @@ def _without_marks(run: re.Match) -> str:
 
 
 def words(text: str) -> list[str]:
-    return _WORD.findall(fold(text))
+    folded = fold(text)
+    # after folding, ASCII text has no upper case or other letters: the ASCII pattern finds the
+    # same words a fifth faster (the rerank stage reads fifty chunks per search)
+    return (_ASCII_WORD if folded.isascii() else _WORD).findall(folded)
 
 
 def _stem(word: str) -> str:
@@ -93,20 +97,32 @@ def query_features(query: str) -> dict[str, list]:
 
 
 def features(query: dict[str, list], candidate: Candidate, best_fused: float) -> dict[str, float]:
-    """Every feature in [0, 1], plus the normalised fused score."""
+    """Every feature in [0, 1], plus the normalised fused score. A feature the query gives
+    nothing to look for is 0 without reading the text for it: fifty candidates a search."""
     text_words = words(candidate.text)
-    stems = [w[:STEM_CHARS] for w in text_words]  # _stem, inlined: a search computes this for 50 texts
-    stem_set = set(stems)
-    content = [s for w, s in zip(text_words, stems) if w not in STOP_WORDS]  # pairs skip function words, as in the query
+    stems = [w[:STEM_CHARS] for w in text_words]  # _stem, inlined
+    wanted = set(query["stems"])
     found = {
         "fused": candidate.fused / best_fused if best_fused > 0 else 0.0,
         "term_coverage": float(candidate.term_coverage),
-        "phrase": _share(query["pairs"], set(zip(content, content[1:]))),
-        "identifiers": _share(query["identifiers"], set(text_words)),
-        "section": _share(query["stems"], {_stem(w) for w in words(" ".join(candidate.section_path))}),
-        "proximity": _proximity(stems, set(query["stems"]) & stem_set),
+        "phrase": _pairs_share(query["pairs"], text_words, stems),
+        "identifiers": _share(query["identifiers"], set(text_words)) if query["identifiers"] else 0.0,
+        "section": _share(query["stems"], {_stem(w) for w in words(" ".join(candidate.section_path))}) if wanted else 0.0,
+        "proximity": _proximity(stems, wanted.intersection(stems)) if len(wanted) > 1 else 0.0,
     }
     return {name: round(value, 6) for name, value in found.items()}
+
+
+def _pairs_share(pairs: Sequence[tuple[str, str]], text_words: list[str], stems: list[str]) -> float:
+    """The share of the query's adjacent content-word pairs (by stem) adjacent in the text, function
+    words skipped as in the query. Only pairs starting with a stem a query pair starts with are
+    formed: the rest could match nothing."""
+    if not pairs:
+        return 0.0
+    firsts = {a for a, _ in pairs}
+    content = [s for w, s in zip(text_words, stems) if w not in STOP_WORDS]
+    present = {(a, b) for a, b in zip(content, content[1:]) if a in firsts}
+    return _share(pairs, present)
 
 
 def score(found: dict[str, float], weights: Weights | None = None) -> float:

@@ -176,7 +176,8 @@ def candidate_ctes(where: str, versions: str, by_version: bool, configs: int = 1
 
 
 _RESCORED = """fts_idf AS (
-        SELECT * FROM unnest(%(s_cfg)s::regconfig[], %(s_lex)s::text[], %(s_idf)s::float8[]) AS i(cfg, lexeme, idf)
+        SELECT * FROM unnest(%(s_cfg)s::regconfig[], %(s_lex)s::text[], %(s_idf)s::float8[], %(s_q)s::tsquery[])
+            AS i(cfg, lexeme, idf, q)
     ), fts_top AS (
         SELECT t.id, coalesce((
                    SELECT sum(i.idf * rag_bm25_tf(coalesce(array_length(u.positions, 1), 1), c.token_count))

@@ -302,7 +302,7 @@ def _search_sql(
            f.rrf, f.vec_rank AS vector_rank, f.vec_score AS vector_score, f.fts_rank AS fulltext_rank,
            f.fts_score AS fulltext_score, {xl_columns}, 1 - ({vector_sql(migrated)} <=> %(qvec)s) AS similarity,
            c.ts_config::text AS ts_config, {search_sections.MATCH_COLUMN},
-           coalesce((SELECT sum(i.idf) FROM unnest(c.tsv) u JOIN fts_idf i ON i.cfg = c.ts_config AND i.lexeme = u.lexeme)
+           coalesce((SELECT sum(i.idf) FROM fts_idf i WHERE i.cfg = c.ts_config AND c.tsv @@ i.q)
                     / nullif((SELECT dn.v FROM unnest(%(d_cfg)s::regconfig[], %(d_val)s::float8[]) AS dn(cfg, v)
                               WHERE dn.cfg = c.ts_config), 0), 0) AS term_coverage{tried}
     FROM best f JOIN chunks c ON c.id = f.id
@@ -321,8 +321,8 @@ def _search_sql(
 
 
 # The idf table alone (vector mode, or a full-text list proven by bm25.rank): term coverage reads it.
-_IDF_ONLY = ("fts_idf AS (SELECT * FROM unnest(%(s_cfg)s::regconfig[], %(s_lex)s::text[], %(s_idf)s::float8[])"
-             " AS i(cfg, lexeme, idf))")
+_IDF_ONLY = ("fts_idf AS (SELECT * FROM unnest(%(s_cfg)s::regconfig[], %(s_lex)s::text[], %(s_idf)s::float8[],"
+             " %(s_q)s::tsquery[]) AS i(cfg, lexeme, idf, q))")
 
 # The vector branch of a full-text search: nothing (the fused rows come from fts alone).
 _NO_VECTOR = "SELECT NULL::bigint AS id, NULL::bigint AS rnk, NULL::float8 AS score WHERE false"

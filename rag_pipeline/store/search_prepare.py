@@ -17,8 +17,25 @@ from rag_pipeline.store.search import (
     _filter_params,
     _model_sql,
     _plan,
+    _version_filter,
     _where,
 )
+
+# The vector plan's estimate in a view other than the live index (as of a time, a run's preview),
+# for a model with no vector in model_vectors: the caller's visible versions of the model, each
+# counting its chunks as its last ordinal tells (a version's chunks are numbered from 0 and are
+# all visible or none: they carry its groups), summed until the sum passes the limit. One chunk
+# read per version instead of every chunk: at 100,000 chunks an as-of search's estimate read
+# 5,245 chunks in 7.5 ms. A migrated model's chunks may hold its vector in model_vectors
+# instead: those are counted one by one, as plan_vector counts.
+_PER_VERSION = """, per_version AS MATERIALIZED (  -- filled as read: the running sum below stops early
+        SELECT (SELECT c.ord + 1 FROM chunks c WHERE c.version_id = v.id ORDER BY c.ord DESC LIMIT 1) AS n
+        FROM document_versions v WHERE {versions} AND v.model_id = (SELECT id FROM search_model)
+    )"""
+_BY_VERSION_ESTIMATE = """coalesce(
+        (SELECT {limit} + 1 FROM (SELECT sum(coalesce(n, 0)) OVER (ROWS UNBOUNDED PRECEDING) AS total FROM per_version) t
+          WHERE t.total > {limit} LIMIT 1),
+        (SELECT coalesce(sum(n), 0) FROM per_version))"""
 
 
 @dataclass(frozen=True)
@@ -54,8 +71,8 @@ def prepare(
     query vector (run it in the caller's transaction, after set_session_groups): the model of
     the view (the newest visible content version's: a sync never mixes models), the vector
     plan's estimate (when `vector`: for the live index the live chunks the groups see, from the
-    statistics kept at publish, which `plan_vector`'s count equals; for another view counted as
-    `plan_vector` counts it: one more index probe than the exact limit for a broad caller), the
+    statistics kept at publish, which `plan_vector`'s count equals; for another view the same
+    count read version by version (_PER_VERSION), up to one more than the exact limit), the
     query's terms and statistics (store/bm25.py), the corpus size estimate, the calibration, and
     a search log id (when `log`), whether the index holds vectors of `multilingual_model`
     (migration 034; None: not asked) that the caller may see: in the live index, not when the
@@ -68,12 +85,16 @@ def prepare(
     where = (_where(view).replace("c.model_id = %(model_id)s", "v.model_id = (SELECT id FROM search_model)")
              .replace("%(model_id)s", "(SELECT id FROM search_model)"))
     count_limit = direct_read.limit_sql("%(floor)s", "vector") if grows else "%(floor)s"
-    estimate = (f"(SELECT count(*) FROM (SELECT 1 FROM chunks c JOIN document_versions v ON v.id = c.version_id"  # noqa: S608 -- fixed fragments
-                f" WHERE {where} LIMIT {count_limit} + 1) passed)") if vector and not live else "NULL::bigint"
+    counted = vector and not live
+    estimate = (f"CASE WHEN (SELECT migrated FROM model_migrated) THEN (SELECT count(*) FROM (SELECT 1 FROM chunks c"  # noqa: S608 -- fixed fragments
+                f" JOIN document_versions v ON v.id = c.version_id WHERE {where} LIMIT {count_limit} + 1) passed)"
+                f" ELSE {_BY_VERSION_ESTIMATE.format(limit=count_limit)} END") if counted else "NULL::bigint"
     sql = f"""
     WITH RECURSIVE {bm25.TERM_CTES}, search_model AS MATERIALIZED (
         SELECT e.* FROM embedding_models e WHERE e.id = ({_model_sql(view)})
-    )
+    ), model_migrated AS MATERIALIZED (  -- read once: rag_model_parts costs ~1 ms a call even when it has no row
+        SELECT coalesce(rag_model_migrated((SELECT id FROM search_model)), false) AS migrated
+    ){_PER_VERSION.format(versions=_version_filter(view)) if counted else ""}
     SELECT now() AS searched_at, (SELECT row_to_json(m) FROM search_model m) AS model,
            to_regclass(format('chunks_embedding_hnsw_%%s', (SELECT dimension FROM search_model)))::text AS index,
            {estimate} AS estimate,
@@ -83,8 +104,9 @@ def prepare(
              WHERE r.model_id = (SELECT id FROM search_model) AND r.calibrated_at <= coalesce(%(as_of)s::timestamptz, now())
              ORDER BY r.calibrated_at DESC, r.id DESC LIMIT 1) AS rerank,
            CASE WHEN %(log)s THEN nextval(pg_get_serial_sequence('search_log', 'id')) END AS log_id,
-           coalesce(rag_model_migrated((SELECT id FROM search_model)), false) AS migrated,
-           (SELECT row_to_json(p) FROM rag_model_parts((SELECT id FROM search_model), {count_limit} + 1) p) AS parts,
+           (SELECT migrated FROM model_migrated) AS migrated,
+           CASE WHEN (SELECT migrated FROM model_migrated) THEN
+             (SELECT row_to_json(p) FROM rag_model_parts((SELECT id FROM search_model), {count_limit} + 1) p) END AS parts,
            {direct_read.CORPUS_CHUNKS_SQL} AS corpus_chunks,
            rag_multilingual_present(%(xl_model)s::text) AS multilingual,  -- false for NULL: not asked
            -- the live chunks the caller sees in any configuration but English's, which every chunk

@@ -100,3 +100,39 @@ def test_folding_equals_decomposing_every_character() -> None:
     samples += ["".join(chr(rnd.randint(0, 0x2FFFF)) for _ in range(40)) for _ in range(500)]
     for text in samples:
         assert rerank.fold(text) == reference(text), repr(text)
+
+
+def test_features_equal_reading_every_feature_from_the_whole_text() -> None:
+    """features() skips what a query gives nothing to look for and reads ASCII text with the
+    ASCII pattern: on random queries and texts (function words, identifiers, accents, scripts
+    without case, punctuation runs, a long chunk) every feature equals the plain computation of
+    each over all of the text's words."""
+    import random
+    import re
+
+    word = re.compile(r"\w+(?:[-./]\w+)*", re.UNICODE)
+
+    def reference(query: str, candidate: rerank.Candidate, best: float) -> dict[str, float]:
+        parsed = rerank.query_features(query)
+        text_words = word.findall(rerank.fold(candidate.text))
+        stems = [w[:rerank.STEM_CHARS] for w in text_words]
+        content = [s for w, s in zip(text_words, stems, strict=True) if w not in rerank.STOP_WORDS]
+        section = {w[:rerank.STEM_CHARS] for w in word.findall(rerank.fold(" ".join(candidate.section_path)))}
+        found = {"fused": candidate.fused / best if best > 0 else 0.0, "term_coverage": candidate.term_coverage,
+                 "phrase": rerank._share(parsed["pairs"], set(zip(content, content[1:]))),
+                 "identifiers": rerank._share(parsed["identifiers"], set(text_words)),
+                 "section": rerank._share(parsed["stems"], section),
+                 "proximity": rerank._proximity(stems, set(parsed["stems"]) & set(stems))}
+        return {name: round(value, 6) for name, value in found.items()}
+
+    rnd = random.Random(11)
+    vocabulary = ("the of and to in leave leaves annual pay payroll 2019 10-k 800-53 s.2155 approval approvals "
+                  "Übersicht über Straße ﬁnal 日本語 İstanbul café CAFÉ données d'accès -- ... / . - x").split()
+    for n in range(3_000):
+        query = " ".join(rnd.choices(vocabulary, k=rnd.randint(0, 8)))
+        text = " ".join(rnd.choices(vocabulary, k=rnd.randint(0, 400 if n % 100 == 0 else 40)))
+        section = [" ".join(rnd.choices(vocabulary, k=rnd.randint(0, 4))) for _ in range(rnd.randint(0, 3))]
+        candidate = rerank.Candidate(text, section, rnd.random() / 30, rnd.random())
+        best = rnd.choice([0.0, 1 / 30, candidate.fused])
+        parsed = rerank.query_features(query)
+        assert rerank.features(parsed, candidate, best) == reference(query, candidate, best), (query, text, section)

@@ -255,3 +255,55 @@ def test_the_limits_grow_from_their_floors_at_the_reference_size() -> None:
     assert direct_read.limit(0, 100 * reference, "vector") == 0  # a floor of 0 always walks the index
     with pytest.raises(KeyError):
         direct_read.limit(5_000, reference, "sections")
+
+
+def test_the_estimate_of_a_past_or_preview_view_is_the_count_of_its_chunks(db_url: str, embedder) -> None:
+    """Outside the live index the search's prepare estimates the vector branch's rows by version
+    (each version's last ordinal, summed until past the limit) rather than by reading every
+    chunk: for any caller, any view (as of a time between runs, before the first, now; a run's
+    preview) and any limit, as the reader role, it must equal plan_vector's count of the chunks
+    themselves, rewritten versions, tombstones, an empty document and strangers' groups included."""
+    rng = np.random.default_rng(5)
+
+    def stage(run: str, n: int, size: int) -> None:
+        chunks = [{"ord": i, "section_path": ["S"], "char_start": 0, "char_end": 5, "token_count": 2,
+                   "content_hash": f"{run}-{n}-{i}", "text": f"chunk {n}-{i}", "search_text": f"chunk {n} {i}"}
+                  for i in range(size)]
+        fields = {"checksum": f"{run}-{n}", "acl_groups": ["all-staff", f"g{n % 3}"], "model_id": model_id}
+        store.versions.stage_content_version(conn, run, "synthetic", f"doc-{n}.md", fields, chunks,
+                                             unit_vectors(rng, size) if size else np.zeros((0, 384), np.float32))
+
+    with database.connect(db_url) as conn:
+        model_id = store.models.register_model(conn, embedder.identity.to_dict())
+        for run, sizes in (("r1", {n: 7 for n in range(30)} | {30: 0}), ("r2", {n: 3 for n in range(10)}),
+                           ("r3", {n: 11 for n in range(10, 14)})):
+            store.runs.create_run(conn, run, ["synthetic"], model_id)
+            for n, size in sizes.items():
+                stage(run, n, size)
+            if run == "r2":
+                for n in range(20, 25):
+                    store.versions.stage_tombstone(conn, run, "synthetic", f"doc-{n}.md")
+            if run != "r3":  # r3 stays staged: the preview
+                store.runs.update_run(conn, run, gate_passed=True)
+                store.versions.publish(conn, run)
+            if run == "r1":
+                between = conn.execute("SELECT now()").fetchone()[0]
+    views = [store.search.View(as_of=between), store.search.View(as_of=FAR_PAST), store.search.View(as_of=FAR_FUTURE),
+             store.search.View(preview_run="r3")]
+    callers = [["all-staff"], ["g0"], ["g1", "g2"], [*(f"stranger-{i}" for i in range(2_000)), "g2"], ["nobody"]]
+    compared = set()
+    with database.connect_as(db_url, store.roles.READER) as conn:
+        for groups in callers:
+            for view in views:
+                for limit in (5, 40, 150, 10_000):
+                    with conn.transaction():
+                        store.search_log.set_session_groups(conn, groups)
+                        prepared = store.search_prepare.prepare(conn, "chunk", groups, view, exact_max_rows=limit)
+                        counted = store.search.plan_vector(conn, groups, model_id, view, exact_max_rows=limit)
+                    if prepared.plan is None:  # no version of the view: no model, nothing to search
+                        assert counted.estimate == 0, (groups, view, limit)
+                        continue
+                    assert (prepared.plan.estimate, prepared.plan.strategy) == (counted.estimate, counted.strategy), \
+                        (groups, view, limit)
+                    compared.add((counted.estimate > limit, counted.estimate))
+    assert len(compared) > 8 and {capped for capped, _ in compared} == {True, False}, compared  # both sides of every limit

@@ -421,3 +421,25 @@ def test_a_rebuild_from_scratch_equals_what_publish_kept(corpus: dict) -> None:
             assert bm25_stats.kept(conn) != bm25_stats.recount(conn)
             bm25_stats.rebuild(conn)
         assert bm25_stats.kept(conn) == bm25_stats.recount(conn) == before
+
+
+def test_a_terms_coverage_query_matches_exactly_the_chunks_holding_its_lexeme(pg_server_url: str) -> None:
+    """Term coverage tests each query term's tsquery against a chunk's tsvector (idf_params'
+    `s_q`): a lexeme holding tsquery syntax (quotes, backslashes, `:*`, `|`, `&`, `!`, `<->`,
+    parentheses) must match the chunks holding it and no other, never be parsed as operators."""
+    texts = ["http://example.com/a'b?x=1:2*3|4 O'Neil's C:\\temp\\x a:*b foo|bar x&y !not <-> (paren)",
+             "see example.com/a'b?x=1:2*3 and https://a.b/c:d*e", "it''s \\\\ :* |& ! () plain words only",
+             "Ünïcödé ʼapostropheʼ 10-K 800-53 s.2155 ½ ∞ /a'b?x=1:2*3"]
+    with database.connect(pg_server_url) as conn:
+        for cfg in ("simple", "english"):
+            vectors = [conn.execute("SELECT to_tsvector(%s::regconfig, %s)", (cfg, t)).fetchone()[0] for t in texts]
+            lexemes = sorted({r[0] for t in texts for r in conn.execute(
+                "SELECT u.lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) u", (cfg, t))})
+            assert any("'" in x and ":" in x and "*" in x for x in lexemes), lexemes  # URL parts hold them
+            for lexeme in lexemes:
+                (query,) = bm25.idf_params([bm25.Term(cfg, lexeme, 0, 1, 1.0, 1.0)])["s_q"]
+                for text, tsv in zip(texts, vectors, strict=True):
+                    matched, held = conn.execute(
+                        "SELECT %s::tsvector @@ %s::tsquery, %s = ANY(tsvector_to_array(%s::tsvector))",
+                        (tsv, query, lexeme, tsv)).fetchone()
+                    assert matched == held, (cfg, lexeme, text)
