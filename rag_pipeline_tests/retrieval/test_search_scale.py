@@ -19,6 +19,7 @@ from conftest import fresh_database
 from rag_pipeline import store
 from rag_pipeline.retrieval import search as retrieval
 from rag_pipeline.store import database
+from rag_pipeline_tests.helpers import index_documents
 
 VERSIONS = 150
 PER_VERSION = 20  # 3,000 chunks
@@ -262,7 +263,8 @@ def test_the_estimate_of_a_past_or_preview_view_is_the_count_of_its_chunks(db_ur
     (each version's last ordinal, summed until past the limit) rather than by reading every
     chunk: for any caller, any view (as of a time between runs, before the first, now; a run's
     preview) and any limit, as the reader role, it must equal plan_vector's count of the chunks
-    themselves, rewritten versions, tombstones, an empty document and strangers' groups included."""
+    themselves, rewritten versions, tombstones, an empty document, a document the real chunker
+    numbered and strangers' groups included."""
     rng = np.random.default_rng(5)
 
     def stage(run: str, n: int, size: int) -> None:
@@ -288,6 +290,14 @@ def test_the_estimate_of_a_past_or_preview_view_is_the_count_of_its_chunks(db_ur
                 store.versions.publish(conn, run)
             if run == "r1":
                 between = conn.execute("SELECT now()").fetchone()[0]
+    # and chunks numbered by the chunker itself, not by this test: the estimate reads their ordinals
+    sections = " ".join(f"Rule {i}: claims for trip {i} are filed within {i + 2} days with receipts." for i in range(400))
+    index_documents(db_url, embedder, {"handbook.md": ("Travel handbook", sections)}, "g1")
+    with database.connect(db_url) as conn:
+        ords = [r[0] for r in conn.execute("SELECT c.ord FROM chunks c JOIN documents d ON d.uri = 'handbook.md'"
+                                           " JOIN document_versions v ON v.document_id = d.id AND v.id = c.version_id"
+                                           " ORDER BY c.ord")]
+    assert len(ords) > 5 and ords == list(range(len(ords))), ords
     views = [store.search.View(as_of=between), store.search.View(as_of=FAR_PAST), store.search.View(as_of=FAR_FUTURE),
              store.search.View(preview_run="r3")]
     callers = [["all-staff"], ["g0"], ["g1", "g2"], [*(f"stranger-{i}" for i in range(2_000)), "g2"], ["nobody"]]
