@@ -47,7 +47,7 @@ def parse_document(data: bytes, name: str, limits: ParseLimits = ParseLimits()) 
     kind = detect_kind(data, name)
     if kind in _ZIP_KINDS:
         check_archive(data, kind, limits)
-    document = tidy_headings(_dispatch(data, name, kind, limits))
+    document = tidy_headings(_paginated(_dispatch(data, name, kind, limits), kind))
     _require_text(document, kind)
     document.parser = parser_version_for(kind)  # what planning compares with, set in one place
     return document
@@ -165,6 +165,18 @@ def _dispatch(data: bytes, name: str, kind: str, limits: ParseLimits) -> ParsedD
         from rag_pipeline.parsing.office import short_reason
 
         raise ParseError(f"could not read this {KIND_LABELS[kind]} file: {short_reason(exc)}") from exc
+
+
+def _paginated(document: ParsedDocument, kind: str) -> ParsedDocument:
+    """An HTML page that is printed text (<pre> pages with running headers: an RFC or draft as
+    the IETF renders it) read as its pages show it (paginated_text.py)."""
+    if kind == "html":
+        from rag_pipeline.parsing.paginated_text import read_pre_pages
+
+        read = read_pre_pages(document.elements)
+        if read is not None:
+            document.elements = read
+    return document
 
 
 def _require_text(document: ParsedDocument, kind: str) -> None:

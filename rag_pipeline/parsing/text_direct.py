@@ -41,6 +41,7 @@ from unstructured.nlp.patterns import (
 )
 
 from rag_pipeline.parsing.config import ParseLimits
+from rag_pipeline.parsing.paginated_text import read_text
 from rag_pipeline.parsing.types import Element, ParsedDocument
 
 _TITLE_MAX_WORDS = 12  # unstructured's is_possible_title default
@@ -56,7 +57,8 @@ def parse_text_file(data: bytes, *, name: str, limits: ParseLimits) -> ParsedDoc
     from rag_pipeline.parsing.office.version import PARSER_VERSION
 
     text = decode_text_strict(data, "text")
-    return ParsedDocument(elements=guessed_text_elements(text), parser=PARSER_VERSION)
+    paginated = read_text(text)
+    return ParsedDocument(elements=guessed_text_elements(text) if paginated is None else paginated, parser=PARSER_VERSION)
 
 
 def guessed_text_elements(text: str, heading_offset: int = 0) -> list[Element]:

@@ -15,7 +15,9 @@ from rag_pipeline.parsing.pdf.elements import to_elements
 from rag_pipeline.parsing.pdf.font_headings import apply_font_headings
 from rag_pipeline.parsing.pdf.hidden_text import hide_unseen
 from rag_pipeline.parsing.pdf.hidden_text import warning as hidden_warning
+from rag_pipeline.parsing.pdf.legacy_glyphs import read_as_drawn
 from rag_pipeline.parsing.pdf.letter_spacing import respace
+from rag_pipeline.parsing.pdf.line_numbers import drop_line_numbers
 from rag_pipeline.parsing.pdf.lines import text_rows
 from rag_pipeline.parsing.pdf.model import Page
 from rag_pipeline.parsing.pdf.ocr import OcrEngine, needs_ocr
@@ -169,7 +171,11 @@ def _read_page(doc: pymupdf.Document, index: int, ocr: OcrEngine, warnings: list
         if not used_ocr and (unreadable := unreadable_fonts(text_dict)):
             without_fonts(text_dict, set(unreadable))
             warnings.append(unreadable_warning(number, unreadable))
+        drop_line_numbers(text_dict)  # a transcript's margin numbers 1..25 are no text of the page
+        drawn = None if used_ocr else read_as_drawn(text_dict)  # "`" of a rupee font is "₹"
         tables = [] if used_ocr else find_tables(page, warnings, number)
+        for table in tables if drawn else ():
+            table.rows = [[cell.translate(drawn) if cell else cell for cell in row] for row in table.rows or []]
         lines_by_block = attach_drop_caps(text_rows(text_dict, [t.bbox for t in tables]))
         units = [u for block in lines_by_block for u in split_block(block)]
         ordered, gutters = reading_order(units + tables, rect.height)
