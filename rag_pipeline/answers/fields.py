@@ -72,7 +72,7 @@ _DAY_SUFFIX = r"(?:st|nd|rd|th|er|\.)?"  # 1st, 1er, and the German and Czech "1
 _NUM = NUM
 _CURRENCIES = {"eur": "EUR", "€": "EUR", "euro": "EUR", "euros": "EUR", "usd": "USD", "$": "USD", "dollar": "USD",
                "dollars": "USD", "us$": "USD", "gbp": "GBP", "£": "GBP", "chf": "CHF", "czk": "CZK", "kč": "CZK",
-               "jpy": "JPY", "¥": "JPY", "sek": "SEK", "nok": "NOK", "dkk": "DKK", "pln": "PLN"}
+               "jpy": "JPY", "¥": "JPY", "₹": "INR", "inr": "INR", "rupee": "INR", "rupees": "INR", "sek": "SEK", "nok": "NOK", "dkk": "DKK", "pln": "PLN"}
 _CUR = CUR
 _MULT = r"(?:\s?(?P<mult>million|billion|thousand|bn|m|k)\b)?"
 
@@ -109,7 +109,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("amount", re.compile(rf"(?<![\w.,])(?P<num>{_NUM}){_MULT}\s?(?P<cur>{_CUR})")),
     ("percentage", re.compile(rf"(?<![\w.,])(?P<num>{_NUM})\s?(?:%|percent\b|per\s+cent\b)")),
     ("duration", re.compile(rf"(?<![\w.,])(?P<num>{_NUM})(?:\s+|-)(?:(?P<q>{_QUALIFIER})\s?)?(?P<unit>{_UNIT})"
-                            r"(?:\s(?P<q2>ouvrables?|ouvrés?|calendaires?))?(?!\w)")),
+                            r"(?:\s(?P<q2>ouvrables?|ouvrés?|calendaires?))?(?!\w)(?![-\s]olds?\b)")),  # "15-year-olds": an age
     # starts only where a token starts (not after "-" or "/" inside one), so the look-aheads scan
     # each token once: "1-1-1-..." of 4,000 characters took 0.2 s when every "1" was a start
     # an ordinal ("2nd") is a number, not an identifier
@@ -146,6 +146,7 @@ class Facts:
     initialisms: frozenset[str] = frozenset()  # what its capitalised names abbreviate to ("Chief Executive Officer": ceo)
     latin: bool = True  # written mostly in Latin letters (`latin`): else a claim's names are written otherwise there
     heading: str = ""  # the chunk's section path, normalised: it names what the passage is about
+    heading_values: frozenset[str] = frozenset()  # the numbers its heading states ("Form 944 Display (page 2)")
 
 
 def _key(kind: str, match: re.Match[str]) -> str | None:
@@ -226,10 +227,13 @@ def canonical(text: str) -> str:
     return prepared
 
 
-def facts(text: str, heading: str = "") -> Facts:
+def facts(text: str, heading: str = "", document: str = "") -> Facts:
     """Everything a passage states, by kind, plus each numeric value wherever it stands (inside a
-    date or an amount too): a claim's bare number is stated by any of them. The chunk's section
-    path (`heading`) states names too: "DPR" in a passage under "3 Dense Passage Retriever (DPR)"."""
+    date or an amount too): a claim's bare number is stated by any of them. The chunk's heading
+    (its identity line, section path and document name) states names and bare numbers too: "DPR"
+    in a passage under "3 Dense Passage Retriever (DPR)", "944" under "Return Form 944 Display";
+    the document's name (`document`) names only ("3.0.3" of openapi_spec_3.0.3.md): the year in
+    a filing's name is no figure of each of its passages."""
     prepared = prepare(text)
     keys: set[tuple[str, str]] = set()
     for kind, pattern in _PATTERNS:
@@ -252,7 +256,14 @@ def facts(text: str, heading: str = "") -> Facts:
     return Facts(frozenset(keys), frozenset(values), frozenset(currencies),
                  "%" in prepared or bool(re.search(r"\bper\s?cent", prepared)), prepared,
                  frozenset(_values(prose)), _tables(text), initialisms(text) | initialisms(heading), latin(text[:SCRIPT_SAMPLE]),
-                 normalise(heading))
+                 normalise(f"{heading} / {document}"), frozenset(_values(prepare(_unnumbered(heading)))))
+
+
+def _unnumbered(heading: str) -> str:
+    """A heading's titles without their section numbers ("2.2 Framework Implementation Tiers",
+    "2.3.59-65 Command Code ..."): a section's number is where it stands, not a figure it states
+    ("Tier 2" is not stated by section 2.2)."""
+    return " / ".join(re.sub(r"^\s*(?:§\s*)?\S*\d\S*\s+", "", part) for part in re.split(r"\s*\n\s*|\s+(?:>|/)\s+", heading))
 
 
 def _lines(text: str) -> list[str]:
@@ -322,6 +333,8 @@ def stated(field: Field, passage: Facts, claim_terms: set[str] | None = None) ->
     """Whether the passage states the field (by the rules of the module docstring); a figure only
     a table holds needs the claim's terms (`terms(claim)`) to find its row and column; a rounded
     figure, a value that rounds to it (and the currency or per cent sign it names)."""
+    if field.kind == "number" and field.key in passage.heading_values:
+        return True  # "Form 944", "page 2" said by the section the passage is in
     if field.approximate and rounding.rounds_to(field.key.split(" ")[-1], passage.values):
         return field.kind == "number" or (field.kind == "percentage" and passage.has_percent) or (
             field.kind == "amount" and field.key.split(" ")[0] in passage.currencies)

@@ -41,17 +41,19 @@ _SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
 _WORD = "|".join(sorted([*_UNITS, *_TENS, *_SCALES], key=len, reverse=True))
 _NUMBER_WORDS = re.compile(rf"\b(?:{_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_WORD}))*\b")
 UNIT_WORDS = r"(?:second|minute|hour|day|week|month|year|working|business|calendar|percent|per\s+cent|time)s?"
-CUR = r"(?:us\$|€|\$|£|¥|kč|\b(?:eur|euros?|usd|dollars?|gbp|chf|czk|jpy|sek|nok|dkk|pln)\b)"
+CUR = r"(?:us\$|€|\$|£|¥|₹|kč|\b(?:eur|euros?|usd|dollars?|gbp|chf|czk|jpy|sek|nok|dkk|pln|inr|rupees?)\b)"
 NUM = r"\d+(?:[.,]\d+)*"
 # Multipliers written after a number, in the corpus's languages: English, German (Mio., Mrd.),
 # French (milliard), Czech (milion, milionu, miliardy...).
 _MULTIPLIERS = {"thousand": 3, "tausend": 3, "tisíc": 3, "million": 6, "millions": 6, "mio": 6, "milion": 6,
                 "miliony": 6, "milionů": 6, "milionu": 6, "billion": 9, "billions": 9, "bn": 9, "mrd": 9,
-                "milliard": 9, "milliards": 9, "miliarda": 9, "miliardy": 9, "miliard": 9}
+                "milliard": 9, "milliards": 9, "miliarda": 9, "miliardy": 9, "miliard": 9,
+                "lakh": 5, "lakhs": 5, "crore": 7, "crores": 7}  # Indian reports: "₹1,186 crore" = ₹11,860,000,000
 _MULTIPLIED = re.compile(rf"(?<![\w.,])(?P<num>{NUM})\s?(?P<mult>"
                          + "|".join(sorted(_MULTIPLIERS, key=len, reverse=True)) + r")\b\.?")
 # thousands written "12k" (attached only: "5 k" and "5m" stay as they are, metres or a unit)
 _THOUSANDS = re.compile(r"(?<![\w.,])(?P<num>\d+(?:\.\d+)?)k\b")
+_AGE = re.compile(r"(?<![\w.,])(\d{1,3})[-\s](years?|months?|weeks?|days?)[-\s]olds?\b")
 _PERCENT_WORDS = re.compile(r"(?<=\d)\s?(?:per\s?cent|percent|prozent|procent[aoy]?|pour\s+cent|pct)\b\.?")
 _NON_ASCII_DIGIT = re.compile(r"(?![0-9])\d")
 _DASHES = re.compile(r"[\u2010-\u2015\u2212\ufe58\ufe63\uff0d]")
@@ -132,6 +134,7 @@ def prepare(text: str) -> str:
 
     prepared = _MULTIPLIED.sub(multiplied, prepared)
     prepared = _THOUSANDS.sub(lambda m: value(m.group("num"), exponent=3) or m.group(), prepared)
+    prepared = _AGE.sub(r"\1 \2 old", prepared)  # "15-year-olds" is an age, 15: no duration, no code
     return _PERCENT_WORDS.sub("%", prepared)
 
 

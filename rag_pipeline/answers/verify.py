@@ -30,6 +30,7 @@ A claim is `supported` when some citation is `ok`, `uncited` without citations, 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -253,7 +254,7 @@ def _judge_support(conn: psycopg.Connection, embedder: Embedder, draft: Draft, c
             claim_fields = exact.extract(said[number]) if claim_fields is None else claim_fields
             assert check.chunk is not None
             if check.chunk_id not in facts:
-                facts[check.chunk_id] = exact.facts(check.chunk["text"], " / ".join(check.chunk.get("section_path") or ()))
+                facts[check.chunk_id] = exact.facts(check.chunk["text"], *_heading(check.chunk))
             passage = facts[check.chunk_id]
             absent = exact.missing(said[number], claim_fields, passage)
             if absent:
@@ -290,6 +291,14 @@ def _judge_support(conn: psycopg.Connection, embedder: Embedder, draft: Draft, c
             check.status = "unsupported"
             check.reason = (f"chunk {check.chunk_id} does not support the claim: support score {value:.3f} ({parts}) "
                             f"< {needed:.3f} ({threshold.source})")
+
+
+def _heading(chunk: dict[str, Any]) -> tuple[str, str]:
+    """What the index says a passage is about: its identity line and section path (as embedded),
+    and its document's name in words ("md/openapi_spec_3.0.3.md": "md openapi spec 3.0.3")."""
+    path = chunk.get("search_prefix") or " / ".join(chunk.get("section_path") or ())
+    name = re.sub(r"[/_\\]+", " ", re.sub(r"\.[A-Za-z0-9]{1,5}$", "", chunk.get("uri") or ""))
+    return path, name
 
 
 def _claim(text: str, checks: list[CitationCheck]) -> ClaimCheck:

@@ -28,7 +28,7 @@ def cited_chunks(conn: psycopg.Connection, chunk_ids: Sequence[int], model_id: i
     found = rows(
         conn,
         f"SELECT c.id AS chunk_id, c.text, {vector} AS embedding, c.model_id, c.ts_config::text AS ts_config,"  # noqa: S608 -- fixed fragments
-        " c.section_path, c.page_start, c.page_end, v.id AS version_id, v.version_no, v.status, v.kind,"
+        " c.section_path, c.search_prefix, c.page_start, c.page_end, v.id AS version_id, v.version_no, v.status, v.kind,"
         " v.valid_from, v.valid_to, v.acl_groups, v.language, d.source, d.uri,"
         " n.version_no AS replaced_by_version, n.kind AS replaced_by_kind, n.valid_from AS replaced_at"
         " FROM chunks c JOIN document_versions v ON v.id = c.version_id JOIN documents d ON d.id = v.document_id"

@@ -74,3 +74,22 @@ def test_a_ranked_list_between_paragraphs_and_a_column_of_figures_keep_their_num
         page.insert_text((72, 80 + i * 16), f"Branch office number {i} reported", fontsize=10)
         page.insert_text((300, 80 + i * 16), str(value), fontsize=10)
     assert "95" in " ".join(_texts(doc.tobytes()))
+
+
+def test_a_contents_page_keeps_its_chapter_numbers() -> None:
+    """Chapter numbers down a contents page's margin go up by one, but its sections' rows stand
+    between them: they number chapters, not lines (as the German lecture notes' contents page)."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    y = 60
+    for chapter in range(1, 7):
+        page.insert_text((72, y), str(chapter), fontsize=10)
+        page.insert_text((90, y), f"Chapter title number {chapter}", fontsize=10)
+        y += 16
+        for section in range(1, 5):
+            page.insert_text((90, y), f"{chapter}.{section} A section of chapter {chapter} . . . . . {chapter * 10 + section}",
+                             fontsize=10)
+            y += 16
+    joined = " ".join(_texts(doc.tobytes()))
+    for chapter in range(1, 7):
+        assert f"{chapter} Chapter title number {chapter}" in joined

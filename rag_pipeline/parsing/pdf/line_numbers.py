@@ -12,7 +12,8 @@ it was half numbers. A margin number column is recognised by its shape, in any l
 - the column lies in a margin: left of where most of the page's other lines start, or right of
   where most of them end;
 - it runs down most of the page's text (from its first lines to its last, COVERAGE of their
-  height): line numbers count the whole page.
+  height) and numbers most rows beside it (or most fifth rows): line numbers count the whole
+  page, a contents page's chapter numbers have their sections' rows between them.
 
 A ranked list between paragraphs fails the coverage test, a table's column of figures the step
 test, and a numbered list item is no bare number.
@@ -26,6 +27,7 @@ import statistics
 MIN_NUMBERS = 5
 X_TOLERANCE = 3.0  # points
 COVERAGE = 0.6  # share of the height of the page's other lines the column spans
+ROWS_SHARE = 0.6  # share of the text rows beside the column that it numbers
 _BARE_NUMBER = re.compile(r"\d{1,3}")
 
 
@@ -61,10 +63,21 @@ def _margin_column(numbered: list[tuple[dict, int]], others: list[dict]) -> set[
             lines = sorted(group, key=lambda item: item[0]["bbox"][1])
             in_margin = all(line["bbox"][2] <= starts for line, _ in lines) or all(line["bbox"][0] >= ends for line, _ in lines)
             spans = lines[-1][0]["bbox"][3] - lines[0][0]["bbox"][1] >= COVERAGE * (bottom - top)
-            if (len(lines) >= MIN_NUMBERS and len(lines) > len(best) and in_margin and spans
-                    and _counts_lines([value for _, value in lines])):
+            values = [value for _, value in lines]
+            if (len(lines) >= MIN_NUMBERS and len(lines) > len(best) and in_margin and spans and _counts_lines(values)
+                    and _numbers_rows(lines, others, values)):
                 best = {id(line) for line, _ in lines}
     return best
+
+
+def _numbers_rows(lines: list[tuple[dict, int]], others: list[dict], values: list[int]) -> bool:
+    """Whether the column numbers the text rows beside it: one number per row (per fifth row where
+    it counts in fives), not one per chapter of a contents page with its sections between."""
+    first, last = lines[0][0]["bbox"][1], lines[-1][0]["bbox"][3]
+    rows = {round((line["bbox"][1] + line["bbox"][3]) / 4) for line in others
+            if first <= (line["bbox"][1] + line["bbox"][3]) / 2 <= last}
+    step = 5 if sum(b - a == 5 for a, b in zip(values, values[1:])) * 2 > len(values) else 1
+    return len(lines) * step >= ROWS_SHARE * len(rows)
 
 
 def _columns(numbered: list[tuple[dict, int]], edge: int) -> list[list[tuple[dict, int]]]:
