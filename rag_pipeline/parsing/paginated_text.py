@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ MIN_SHARE = 0.3  # ... and on this share of them
 EDGE_LINES = 2  # non-blank lines at each end of a page that may be a running header or footer
 MAX_FURNITURE_CHARS = 120  # longer lines are text, however often they recur
 MAX_HEADING_CHARS = 100
+MIN_PRE_PAGE_LINES = 15  # an HTML <pre> is a printed page only if it is as long as one (RFC pages are ~56 lines)
 _PAGE_FOOTER = re.compile(r"\[\s*page\s+\d{1,5}\s*\]\s*$", re.IGNORECASE)  # "de Jong   [Page 1]"
 _DIGITS = re.compile(r"\d+")
 _DOT_LEADERS = re.compile(r"(?:\.\s?){4,}\s*\d*\s*$")  # "1. Introduction ........ 2", "1. Intro . . . . 2"
@@ -100,7 +102,10 @@ def read_pre_pages(elements: list[Element]) -> list[Element] | None:
     first = next((i for i, element in enumerate(elements) if element.kind == "code"), None)
     if first is None or any(element.kind != "code" for element in elements[first:]):
         return None
-    read = read_pages([page for element in elements[first:] for page in split_pages(element.text)])
+    pages = [page for element in elements[first:] for page in split_pages(element.text)]
+    if statistics.median(page.count("\n") + 1 for page in pages) < MIN_PRE_PAGE_LINES:
+        return None  # short listings, each opening "#!/bin/sh": code, not printed pages
+    read = read_pages(pages)
     return None if read is None else list(elements[:first]) + read
 
 

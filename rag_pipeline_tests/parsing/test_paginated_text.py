@@ -237,3 +237,13 @@ def test_a_synced_rfc_answers_a_section_reference_from_its_own_section(capsys, t
     assert any(path == ["4. Requests", "4.2. Folders", "4.2.1. Folder Retention"] for _, path, _, _ in rows)
     hits = search(capsys, config, "What does section 4.2.1 say about empty folders?", "all-staff")
     assert hits[0]["uri"] == "rfc9999.txt" and hits[0]["section_path"][-1] == "4.2.1. Folder Retention"
+
+
+def test_short_code_listings_in_html_stay_code() -> None:
+    """Three shell scripts on a page, each opening "#!/bin/sh" and closing "exit 0": their
+    repeated first and last lines are code, not running lines of printed pages."""
+    script = "#!/bin/sh\nset -e\n  echo \"step {n}\"\n  make build-{n}\nexit 0"
+    pres = "".join(f"<pre>{script.format(n=n)}</pre>" for n in range(1, 5))
+    elements = parse_document(f"<html><body>{pres}</body></html>".encode(), "scripts.html", LIMITS).elements
+    assert [e.kind for e in elements] == ["code"] * 4
+    assert all(e.text.startswith("#!/bin/sh") and e.text.endswith("exit 0") for e in elements)
