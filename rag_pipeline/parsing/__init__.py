@@ -58,11 +58,11 @@ def parser_version_for(kind: str) -> str:
     Imports no parsing library: planning calls it for every listed file."""
     from rag_pipeline.parsing.versions import KIND_SUFFIXES, OFFICE_PARSER_VERSION, PDF_PARSER_VERSION
 
-    if kind == "pdf":
-        return PDF_PARSER_VERSION
-    office_kinds = sorted(set(KIND_BY_SUFFIX.values()) - {"pdf"})
+    if kind in ("pdf", "image"):  # an image is read by the PDF parser
+        return PDF_PARSER_VERSION + KIND_SUFFIXES.get(kind, "")
+    office_kinds = sorted(set(KIND_BY_SUFFIX.values()) - {"pdf", "image"})
     if kind not in office_kinds:
-        raise ValueError(f"unknown parser kind {kind!r}; expected one of: pdf, {', '.join(office_kinds)}")
+        raise ValueError(f"unknown parser kind {kind!r}; expected one of: pdf, image, {', '.join(office_kinds)}")
     return OFFICE_PARSER_VERSION + KIND_SUFFIXES.get(kind, "")
 
 
@@ -147,6 +147,8 @@ def _dispatch(data: bytes, name: str, kind: str, limits: ParseLimits) -> ParsedD
     try: a missing module is a broken installation, not a bad file, and must fail loudly."""
     if kind == "pdf":
         from rag_pipeline.parsing.pdf import parse_pdf as parser
+    elif kind == "image":  # a scan: wrapped as a PDF page and read by OCR
+        from rag_pipeline.parsing.image import parse_image as parser
     elif kind in LIGHT_KINDS:  # parsed directly, unstructured only where the direct parser defers to it
         from rag_pipeline.parsing.markdown_direct import parse_markdown_file as parser
     elif kind == "text":  # typed directly, spaCy asked only about possible headings
@@ -182,7 +184,8 @@ def _paginated(document: ParsedDocument, kind: str) -> ParsedDocument:
 def _require_text(document: ParsedDocument, kind: str) -> None:
     """Running headers and footers alone are not content: the cleaner drops them."""
     if not any(el.text.strip() and el.kind not in ("page_header", "page_footer") for el in document.elements):
-        hint = " (a scanned PDF needs OCR)" if kind == "pdf" else ""
+        hint = {"pdf": " (a scanned PDF needs OCR)",
+                "image": " (an image is read by OCR: install Tesseract and keep limits.ocr on)"}.get(kind, "")
         raise ParseError(f"no text found in this {KIND_LABELS[kind]} file{hint}; nothing to index")
 
 

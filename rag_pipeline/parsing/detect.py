@@ -24,6 +24,11 @@ KIND_BY_SUFFIX: dict[str, str] = {
     ".markdown": "markdown",
     ".txt": "text",
     ".eml": "email",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".png": "image",
+    ".tif": "image",
+    ".tiff": "image",
 }
 SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(sorted(KIND_BY_SUFFIX))
 KIND_LABELS: dict[str, str] = {
@@ -34,6 +39,7 @@ KIND_LABELS: dict[str, str] = {
     "markdown": "Markdown",
     "text": "plain-text",
     "email": "e-mail (.eml)",
+    "image": "image (JPEG, PNG, TIFF)",
 }
 
 # How each kind is named in messages ("file is named .docx but its content is ...").
@@ -245,8 +251,16 @@ def looks_like_email(data: bytes) -> bool:
     return bool(seen_fields & _EMAIL_FIELDS)
 
 
+def _check_image(data: bytes, suffix: str, content: str) -> None:
+    """A scan named .jpg/.png/.tif must be one of those images (any of them: a scanner's PNG
+    saved as .jpg is still a scan); anything else is what it is."""
+    if content not in ("jpeg", "png", "tiff"):
+        raise _mismatch(suffix, content)
+
+
 _CHECKS = {
     "pdf": _check_pdf,
+    "image": _check_image,
     "docx": _check_ooxml,
     "pptx": _check_ooxml,
     "html": _check_html,

@@ -109,7 +109,9 @@ def test_warm_up_parses_a_sample_of_every_supported_kind() -> None:
 
     samples = sample_documents()
     suffixes = {name[name.rindex("."):] for name in samples}
-    assert {s for s in SUPPORTED_SUFFIXES if s not in (".htm", ".markdown")} <= suffixes
+    # images load the PDF stack (the .pdf sample) and have text only through OCR, which warm-up leaves off
+    images = (".jpg", ".jpeg", ".png", ".tif", ".tiff")
+    assert {s for s in SUPPORTED_SUFFIXES if s not in (".htm", ".markdown", *images)} <= suffixes
     assert warm_up() == []
 
 
