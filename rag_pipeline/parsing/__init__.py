@@ -149,6 +149,8 @@ def _dispatch(data: bytes, name: str, kind: str, limits: ParseLimits) -> ParsedD
         from rag_pipeline.parsing.pdf import parse_pdf as parser
     elif kind == "image":  # a scan: wrapped as a PDF page and read by OCR
         from rag_pipeline.parsing.image import parse_image as parser
+    elif kind == "xml":  # read by its structure (titles, numbers, sections), any schema
+        from rag_pipeline.parsing.xml_document import parse_xml_file as parser
     elif kind in LIGHT_KINDS:  # parsed directly, unstructured only where the direct parser defers to it
         from rag_pipeline.parsing.markdown_direct import parse_markdown_file as parser
     elif kind == "text":  # typed directly, spaCy asked only about possible headings

@@ -24,6 +24,7 @@ KIND_BY_SUFFIX: dict[str, str] = {
     ".markdown": "markdown",
     ".txt": "text",
     ".eml": "email",
+    ".xml": "xml",
     ".jpg": "image",
     ".jpeg": "image",
     ".png": "image",
@@ -40,6 +41,7 @@ KIND_LABELS: dict[str, str] = {
     "text": "plain-text",
     "email": "e-mail (.eml)",
     "image": "image (JPEG, PNG, TIFF)",
+    "xml": "XML",
 }
 
 # How each kind is named in messages ("file is named .docx but its content is ...").
@@ -258,8 +260,15 @@ def _check_image(data: bytes, suffix: str, content: str) -> None:
         raise _mismatch(suffix, content)
 
 
+def _check_xml(data: bytes, suffix: str, content: str) -> None:
+    """XML is text (an XHTML page is HTML to the sniffer: accepted, and read as HTML)."""
+    if content not in ("text", "html"):
+        raise _mismatch(suffix, content)
+
+
 _CHECKS = {
     "pdf": _check_pdf,
+    "xml": _check_xml,
     "image": _check_image,
     "docx": _check_ooxml,
     "pptx": _check_ooxml,

@@ -68,6 +68,7 @@ def sample_documents(stack: str = "full") -> dict[str, bytes]:
             "From: a@example.com\nTo: b@example.com\nSubject: Warm-up\nDate: Mon, 1 Jun 2026 10:00:00 +0000\n"
             "Content-Type: text/plain; charset=utf-8\n\n" + _TEXT
         ).encode(),
+        "warmup.xml": ("<doc><sec><title>Warm-up heading</title><p>" + _TEXT + "</p></sec></doc>").encode(),
         "warmup.pdf": pdf.tobytes(),
         "warmup.docx": word_bytes.getvalue(),
         "warmup.pptx": deck_bytes.getvalue(),

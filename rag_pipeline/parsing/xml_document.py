@@ -1,0 +1,122 @@
+"""Structured XML documents read by their structure, whatever the schema: legislation (Akoma
+Ntoso, the Finnish Finlex acts), articles and books (JATS, DocBook, TEI, DITA).
+
+Every such schema says the same things with its own names: sections nest; a section opens with
+its number and its title ("1 §" + "Lain tarkoitus", <num>Article 5</num><heading>Scope</heading>,
+<sec><label>2.1</label><title>Methods</title>); the rest is text. So:
+
+- a title is an element whose local name (namespace dropped, case folded) is or ends with a title
+  word of TITLE_WORDS (title, heading, head, otsikko, nimeke, rubrik, titre, titel, nadpis ...);
+  a number element (NUMBER_WORDS: num, label, tunnus ...) before it in the same parent is said
+  with it ("1 § Lain tarkoitus"), and a number with no title beside it is the heading alone;
+- a heading's level is how many of its section's ancestors open with a heading themselves;
+- any other element with text of its own (its text or a child's tail), or with no child
+  elements, is one paragraph of all its text (inline markup such as <italic> or
+  <SaadosKursiiviKooste> inside it stays inside); a table row is its cells joined by " | ";
+  an element that only holds elements is read through;
+- metadata blocks (meta, metadata, teiHeader) are left out: they describe the document.
+
+XML is parsed without entity expansion, DTD loading or network access (a "billion laughs" file
+or an external entity is refused, not expanded), past lxml's depth and size guards never; the
+walk is iterative, so a deep file cannot exhaust the stack. An XHTML page named .xml is HTML.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rag_pipeline.parsing.config import ParseLimits
+from rag_pipeline.parsing.types import Element, ParsedDocument, ParseError
+
+TITLE_WORDS = ("title", "heading", "head", "otsikko", "otsikkokooste", "nimeke", "rubrik", "rubrique", "titre",
+               "titel", "uberschrift", "nadpis", "titulo", "titolo", "tytul", "subject")
+NUMBER_WORDS = ("num", "number", "label", "tunnus", "tunnuskooste", "nro", "no")
+SKIPPED = ("meta", "metadata", "teiheader", "identifiointiosa")
+ROWS = ("row", "tr")
+_SPACE = re.compile(r"\s+")
+
+
+def parse_xml_file(data: bytes, *, name: str, limits: ParseLimits) -> ParsedDocument:
+    """The elements of a structured XML document (module docstring)."""
+    from lxml import etree
+
+    from rag_pipeline.parsing.office.version import PARSER_VERSION
+
+    parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False,
+                             remove_comments=True, remove_pis=True)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        raise ParseError(f"the XML is not well-formed ({exc}); fix or re-export the file") from exc
+    if _local(root) == "html":
+        from rag_pipeline.parsing.office import parse_with_unstructured
+
+        return parse_with_unstructured(data, name=name, kind="html", limits=limits)
+    if any(isinstance(node, etree._Entity) for node in root.iter()):
+        raise ParseError("the XML uses entities this parser does not expand (a DTD's own entities, or an "
+                         "entity-expansion attack); export it with entities resolved")
+    elements = _read(root)
+    title = next((e.text for e in elements if e.kind == "heading"), None)
+    return ParsedDocument(elements=elements, parser=PARSER_VERSION, title=title)
+
+
+def _local(node) -> str:  # noqa: ANN001 -- an lxml element
+    tag = node.tag if isinstance(node.tag, str) else ""
+    return tag.rsplit("}", 1)[-1].rsplit(":", 1)[-1].casefold()
+
+
+def _is_title(node) -> bool:  # noqa: ANN001
+    return _named(_local(node), TITLE_WORDS)
+
+
+def _is_number(node) -> bool:  # noqa: ANN001
+    return _named(_local(node), NUMBER_WORDS)
+
+
+def _named(name: str, words: tuple[str, ...]) -> bool:
+    """The name is one of the words, or ends with one of five letters or more ("LukuTunnusKooste"
+    ends with "tunnuskooste"; "thead" and "info" end with no word)."""
+    return any(name == word or (len(word) >= 5 and name.endswith(word)) for word in words)
+
+
+def _text(node) -> str:  # noqa: ANN001
+    return _SPACE.sub(" ", "".join(node.itertext())).strip()
+
+
+def _read(root) -> list[Element]:  # noqa: ANN001
+    """Headings and paragraphs in document order, by an explicit stack (no recursion)."""
+    out: list[Element] = []
+    stack = [(root, 0)]  # (node, depth of sections that opened with a heading above it)
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node.tag, str) or _local(node) in SKIPPED:
+            continue
+        children = [child for child in node if isinstance(child.tag, str)]
+        if _local(node) in ROWS and children:
+            cells = [_text(child) for child in children]
+            if any(cells):
+                out.append(Element(kind="paragraph", text=" | ".join(cells)))
+            continue
+        if _own_text(node) or not children:
+            if text := _text(node):
+                out.append(Element(kind="paragraph", text=text))
+            continue
+        heading, rest = _heading(children)
+        if heading:
+            out.append(Element(kind="heading", text=heading, level=min(6, depth + 1)))
+        for child in reversed(rest):
+            stack.append((child, depth + 1 if heading else depth))
+    return out
+
+
+def _own_text(node) -> bool:  # noqa: ANN001
+    return bool((node.text or "").strip() or any((child.tail or "").strip() for child in node))
+
+
+def _heading(children: list) -> tuple[str, list]:
+    """The section's heading (its leading number and title elements, said together) and the rest."""
+    taken = 0
+    while taken < min(3, len(children)) and (_is_number(children[taken]) or _is_title(children[taken])):
+        taken += 1
+    parts = [text for child in children[:taken] if (text := _text(child))]
+    return (" ".join(parts), children[taken:]) if parts else ("", children)
