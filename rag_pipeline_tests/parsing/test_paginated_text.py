@@ -192,6 +192,14 @@ def test_hostile_shapes() -> None:
     read = read_text(text)
     assert read is not None and any(len(e.text) > 900_000 for e in read)
     assert not any(e.text in ("Header", "Page 3") for e in read)
+    # a paragraph of 200,000 wrapped lines on one page is one paragraph, every word kept
+    wrapped = "\n".join(f"   word{i} of the wrapped paragraph" for i in range(200_000))
+    text = "\f".join(f"Header\n\n{wrapped if n == 2 else '   body'}\n\nPage {n}" for n in range(1, 5))
+    read = read_text(text)
+    assert read is not None
+    (big,) = [e for e in read if len(e.text) > 1_000_000]
+    assert big.text.startswith("word0 of") and big.text.endswith("word199999 of the wrapped paragraph")
+    assert big.text.count(" of the wrapped paragraph") == 200_000
 
 
 def test_a_huge_paginated_file_reads_to_its_end() -> None:
