@@ -52,7 +52,7 @@ def parse_xml_file(data: bytes, *, name: str, limits: ParseLimits) -> ParsedDocu
         from rag_pipeline.parsing.office import parse_with_unstructured
 
         return parse_with_unstructured(data, name=name, kind="html", limits=limits)
-    if any(isinstance(node, etree._Entity) for node in root.iter()):
+    if next(root.iter(etree.Entity), None) is not None:  # an entity reference left unexpanded
         raise ParseError("the XML uses entities this parser does not expand (a DTD's own entities, or an "
                          "entity-expansion attack); export it with entities resolved")
     elements = _read(root)
