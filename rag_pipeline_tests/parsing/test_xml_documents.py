@@ -1,7 +1,7 @@
 """Structured XML read by its structure (parsing/xml_document.py): the Finnish Data Protection Act
 in Finlex XML (refused as an unsupported type before), Akoma Ntoso, JATS and TEI shapes made here;
-XML attacks (entity expansion, external entities, depth) and broken XML refused saying what to
-do, nothing expanded; an XHTML page named .xml read as HTML."""
+HTML character names and a file's own plain entities read once; XML attacks (entity expansion,
+external entities, depth) and broken XML refused saying what to do, nothing expanded; an XHTML page named .xml read as HTML."""
 
 from __future__ import annotations
 
@@ -72,6 +72,42 @@ def test_xml_attacks_and_broken_files_are_refused() -> None:
     deep = "<a>" * 100_000 + "text" + "</a>" * 100_000
     with pytest.raises(ParseError, match="not well-formed"):  # libxml2's depth guard
         parse_document(deep.encode(), "deep.xml")
+
+
+def test_html_character_names_and_the_files_own_entities_are_read_once() -> None:
+    """A JATS article exported with its DTD's &mdash; (a DTD never loaded), a file that uses
+    HTML names with no DTD at all, and an entity the file declares itself: each reads as text,
+    tails and inline markup in place; a CDATA section and a comment keep their "&mdash;"."""
+    jats = ('<?xml version="1.0"?><!DOCTYPE article PUBLIC "-//NLM//DTD JATS (Z39.96) Journal Archiving v1.2//EN" '
+            '"JATS-archivearticle1.dtd"><article><body><sec><title>R&eacute;sultats</title>'
+            '<p>Dose 5&ndash;10 mg <italic>daily</italic>&mdash;as agreed &amp; signed.</p></sec></body></article>')
+    assert _read(jats) == [("heading", "Résultats", 1), ("paragraph", "Dose 5–10 mg daily—as agreed & signed.", None)]
+    bare = '<doc><p>Caf&eacute; &hellip; <![CDATA[&mdash; kept]]> na&iuml;ve<!-- &bogus; --></p></doc>'
+    assert _read(bare) == [("paragraph", "Café … &mdash; kept naïve", None)]
+    own = '<!DOCTYPE d [<!ENTITY co "Acme Corp"><!ENTITY pct "50&#37;">]><d><p>&co; owns &pct; of &co; Ltd.</p></d>'
+    assert _read(own) == [("paragraph", "Acme Corp owns 50% of Acme Corp Ltd.", None)]
+
+
+def test_entities_that_cannot_be_read_once_are_refused_by_name() -> None:
+    """An entity declared only in a DTD that is not loaded, or declared nowhere, is named in the
+    error; an entity made of other entities, or one amplified past the file's size, is an attack."""
+    with pytest.raises(ParseError, match="&medication;"):
+        parse_document(b'<!DOCTYPE a SYSTEM "pharma.dtd"><a><p>Take &medication; twice.</p></a>', "x.xml")
+    with pytest.raises(ParseError, match="declared nowhere"):
+        parse_document(b"<a><p>Take &medication; twice.</p></a>", "x.xml")
+    nested = '<!DOCTYPE a [<!ENTITY x "lol"><!ENTITY y "&x;&x;">]><a><p>&y;</p></a>'
+    with pytest.raises(ParseError, match="&y;"):
+        parse_document(nested.encode(), "nested.xml")
+    wide = '<!DOCTYPE a [<!ENTITY w "' + "A" * 10_000 + '">]><a><p>' + "&w;" * 5_000 + "</p></a>"
+    with pytest.raises(ParseError, match="entit"):  # 50 million characters from 15 kB
+        parse_document(wide.encode(), "wide.xml")
+
+
+def test_a_paragraph_of_fifty_thousand_character_names_is_read_whole() -> None:
+    """Each entity folded into the text in one pass over its parent (one at a time was quadratic)."""
+    xml = '<!DOCTYPE a SYSTEM "x.dtd"><a><p>' + "x&mdash;" * 50_000 + "<b>end</b>&hellip;</p></a>"
+    (paragraph,) = parse_document(xml.encode(), "long.xml").elements
+    assert paragraph.text == "x—" * 50_000 + "end…"
 
 
 def test_a_large_flat_file_and_an_xhtml_page() -> None:
