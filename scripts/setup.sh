@@ -57,4 +57,8 @@ if ! dpkg -s $hunspell >/dev/null 2>&1; then
   fi
 fi
 .venv/bin/python -m rag_pipeline.store.text_dictionaries
+# The encoder's one-off work on this machine (which backend matches torch fp32 fastest, the ONNX
+# export it measures), remembered in the user's cache: done here, not by the first sync.
+HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false .venv/bin/python -m rag_pipeline.embedding.prepare \
+  || echo "warning: the encoder was not prepared; the first sync prepares it (tens of seconds more)" >&2
 echo "setup done: .venv ready"

@@ -146,3 +146,43 @@ def test_the_backend_setting_is_validated(tmp_path: Path) -> None:
             load_config(config)
     with pytest.raises(ModelError, match="unknown embedding backend"):
         Embedder(backend="gpu-magic")
+
+
+def test_setup_prepares_the_encoder_so_a_later_process_measures_nothing(_private_cache: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make setup` runs `python -m rag_pipeline.embedding.prepare`: the backend choice is
+    measured and remembered (with the ONNX export it chose) in the user's cache, so the first
+    sync's process reads it instead of importing torch to measure; a broken configuration or a
+    missing model exits 1 saying so, and leaves the cache untouched."""
+    import os
+    import subprocess
+    import sys
+
+    import rag_pipeline.embedding.backend_choice as backend_choice
+    from rag_pipeline.embedding.prepare import main
+
+    env = {**os.environ, "RAG_PIPELINE_CACHE_DIR": str(_private_cache), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-m", "rag_pipeline.embedding.prepare"], env=env, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    remembered = json.loads((_private_cache / CACHE_FILE).read_text())
+    (key, entry), = remembered.items()
+    assert f"|{AUTO}|" in key and entry["backend"] in done.stdout and "texts/s" in done.stdout
+
+    def no_measuring(*_: object) -> None:
+        raise AssertionError("measured again after setup prepared the encoder")
+
+    monkeypatch.setattr(backend_choice, "measure", no_measuring)
+    fresh = Embedder()
+    assert fresh.choice.backend == entry["backend"]
+    if entry["backend"] == ONNX:  # its export is read from the cache, not made again from torch
+        fresh.warm()
+        assert "model" not in fresh.__dict__  # no sentence-transformers model (torch) loaded
+
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("embedding:\n  backend: quantum\n")
+    missing = tmp_path / "missing.yaml"
+    missing.write_text(f"embedding:\n  model: {tmp_path / 'no-such-model'}\n")
+    for config in (broken, missing):
+        assert main([str(config)]) == 1
+    assert json.loads((_private_cache / CACHE_FILE).read_text()) == remembered
