@@ -36,7 +36,7 @@ from rag_pipeline.parsing import markdown_templates as templates
 
 MAX_NESTING = 16  # admonitions and containers read inside each other; deeper ones stay as written
 _MARKS = re.compile(r"(?m)^(?:!!!|\?\?\?|===|[ \t]*-+8<|\*\[|[ \t>]*\[![A-Za-z]+\]|\s*:::|\s{0,3}(?:`{3,}|~{3,})\s*\{|\(\S+\)=\s*$)"
-                    r"|\[\^[^\]\s]+\]|\{[A-Za-z][\w:.+-]*\}`|\[\[|~~[^\s~]|==[^\s=]|\{%|\{\{[<%]")
+                    r"|\[\^[^\[\]\s]+\]|\{[A-Za-z][\w:.+-]*\}`|\[\[|~~[^\s~]|==[^\s=]|\{%|\{\{[<%]")
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})[ \t]*(.*?)[ \t]*$")
 _DIRECTIVE = re.compile(r"^\{([A-Za-z][\w:.+-]*)\}[ \t]*(.*)$")
 _ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)((?:[ \t]+[\w-]+)*)(?:[ \t]+"(.*?)")?[ \t]*$')
