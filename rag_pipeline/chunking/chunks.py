@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from rag_pipeline.chunking import merge
+from rag_pipeline.chunking.keep_with_next import keeps_with_next
 from rag_pipeline.chunking.model_prefix import (  # noqa: F401 (MAX_IDENTITY_TOKENS: part of this module's API)
     ELLIPSIS,
     MAX_IDENTITY_TOKENS,
@@ -26,13 +27,13 @@ from rag_pipeline.chunking.model_prefix import (  # noqa: F401 (MAX_IDENTITY_TOK
     fit_identity,
     section_prefix,
 )
+from rag_pipeline.chunking.packing import MAX_CHUNK_CHARS, Piece, pack, row_boundaries, split_at, word_windows
 from rag_pipeline.chunking.paragraph_headings import promote_paragraph_headings
 from rag_pipeline.parsing.types import Element
 
-CHUNKER_VERSION = "sections7"  # sections7: the model input says each heading in at most 48 tokens and the path in 96 (model_prefix.py), a heading cut there read as its section's first text; sections6: a heading with no body carried by the paths under it instead of a chunk of its own; sections5: short sibling sections merged into one chunk (merge.py); sections4: document identity line, headings from paragraph form; sections3: per-language full-text configuration; sections2: repeated empty headings keep their own offsets
+CHUNKER_VERSION = "sections8"  # sections8: a table's caption or a lead-in ending in ":", and a split table's header row and rule, start the chunk of what they introduce where they would have ended the chunk before (keep_with_next.py, packing.py); text after "。！？" splits as after ". ", and a run without spaces is cut by characters to the budget (packing.character_windows); sections7: the model input says each heading in at most 48 tokens and the path in 96 (model_prefix.py), a heading cut there read as its section's first text; sections6: a heading with no body carried by the paths under it instead of a chunk of its own; sections5: short sibling sections merged into one chunk (merge.py); sections4: document identity line, headings from paragraph form; sections3: per-language full-text configuration; sections2: repeated empty headings keep their own offsets
 ELEMENT_SEPARATOR = "\n\n"
-MAX_CHUNK_CHARS = 4000  # long unbroken "words" tokenise to one [UNK]; keep chunks readable anyway
-_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|(?<=[\u3002\uff01\uff1f\uff1b\uff61])\s*|\n+")  # and CJK full stops
 
 
 @dataclass
@@ -60,16 +61,6 @@ class Chunk:
         if unknown:
             raise ValueError(f"unknown chunk fields {sorted(unknown)}")
         return cls(**{"page_start": None, "page_end": None, **data})
-
-
-@dataclass
-class _Piece:
-    """A span of the cleaned text no chunk may cut inside (a paragraph, a sentence, a table row group)."""
-
-    start: int
-    end: int
-    page_start: int | None
-    page_end: int | None
 
 
 def cleaned_text(elements: Sequence[Element]) -> tuple[str, list[tuple[int, int]]]:
@@ -124,7 +115,7 @@ def chunk_elements(
             continue
         members = [sections[i] for i in run]
         first = merge.run_start(members)
-        heading = _Piece(*spans[first], elements[first].page, elements[first].page_end or elements[first].page)
+        heading = Piece(*spans[first], elements[first].page, elements[first].page_end or elements[first].page)
         group = [heading] + [p for i in run for p in planned[i][1][0]]
         path = members[0].path[: merge.common_heads(members)]
         chunks.append(_make_chunk(len(chunks), group, text, (path, fitter.path(path)), identity,
@@ -133,7 +124,7 @@ def chunk_elements(
 
 
 def _plan(section: merge.Section, elements: Sequence[Element], spans: list[tuple[int, int]], text: str,
-          identity: str, fitter: PathFitter, target: int) -> tuple[list[str], list[list[_Piece]]]:
+          identity: str, fitter: PathFitter, target: int) -> tuple[list[str], list[list[Piece]]]:
     """One section's path as its model input says it (model_prefix.PathFitter; none where even
     that leaves the body under 16 tokens, as a model of a smaller input can) and its chunks'
     pieces, as it is chunked on its own."""
@@ -145,8 +136,16 @@ def _plan(section: merge.Section, elements: Sequence[Element], spans: list[tuple
         shown = []
         prefix = section_prefix(shown, identity)
         budget = max(16, target - count([prefix])[0])
-    pieces = [p for i in section.members for p in _pieces(elements[i], spans[i], text, count, budget)]
-    return shown, _pack(pieces, text, count, budget)
+    pieces: list[Piece] = []
+    glued: set[int] = set()  # pieces that go on to the next one's chunk where the run fits (packing.py)
+    for i, after in zip(section.members, [*section.members[1:], None]):
+        own = _pieces(elements[i], spans[i], text, count, budget)
+        if elements[i].kind == "table":  # a split table's header row and rule stay with its first row
+            glued.update(range(len(pieces), len(pieces) + min(2, len(own) - 1)))
+        pieces += own
+        if after is not None and keeps_with_next(elements[i], elements[after]):
+            glued.add(len(pieces) - 1)
+    return shown, pack(pieces, text, count, budget, glued)
 
 
 def _carried_headings_dropped(sections: Sequence[merge.Section], shown: Sequence[list[str]],
@@ -219,81 +218,26 @@ def _read_long_headings(sections: Sequence[merge.Section], fitter: PathFitter) -
             section.members.insert(0, section.heads[-1])
 
 
-def _pieces(element: Element, span: tuple[int, int], text: str, count: TokenCounter, budget: int) -> list[_Piece]:
+def _pieces(element: Element, span: tuple[int, int], text: str, count: TokenCounter, budget: int) -> list[Piece]:
     start, end = span
     first, last = element.page, element.page_end or element.page
     if end - start <= MAX_CHUNK_CHARS and count([text[start:end]])[0] <= budget:
-        return [_Piece(start, end, first, last)]
+        return [Piece(start, end, first, last)]
     if element.kind == "table":
-        boundaries = _row_boundaries(text, start, end)
+        boundaries = row_boundaries(text, start, end)
     else:
         boundaries = [start + m.end() for m in _SENTENCE_END.finditer(text[start:end])]
-    spans = _split_at(start, end, boundaries)
-    out: list[_Piece] = []
-    for s, e in spans:
+    out: list[Piece] = []
+    for s, e in split_at(start, end, boundaries):
         if e - s > MAX_CHUNK_CHARS or count([text[s:e]])[0] > budget:
-            out.extend(_Piece(a, b, first, last) for a, b in _word_windows(text, s, e, count, budget))
+            out.extend(Piece(a, b, first, last) for a, b in word_windows(text, s, e, count, budget))
         else:
-            out.append(_Piece(s, e, first, last))
+            out.append(Piece(s, e, first, last))
     return out
 
 
-def _row_boundaries(text: str, start: int, end: int) -> list[int]:
-    return [start + m.end() for m in re.finditer(r"\n", text[start:end])]
-
-
-def _split_at(start: int, end: int, boundaries: list[int]) -> list[tuple[int, int]]:
-    cuts = [start] + [b for b in boundaries if start < b < end] + [end]
-    return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
-
-
-def _word_windows(text: str, start: int, end: int, count: TokenCounter, budget: int) -> list[tuple[int, int]]:
-    """Last resort for a sentence longer than the budget: greedy windows of whole words."""
-    words = [(start + m.start(), start + m.end()) for m in re.finditer(r"\S+", text[start:end])]
-    windows: list[tuple[int, int]] = []
-    i = 0
-    while i < len(words):
-        lo, hi = i, len(words)
-        # binary search the longest run of words that fits the token and character budget
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            s, e = words[i][0], words[mid - 1][1]
-            if mid > i and e - s <= MAX_CHUNK_CHARS and count([text[s:e]])[0] <= budget:
-                lo = mid
-            else:
-                hi = mid - 1
-        j = max(lo, i + 1)  # a single word always advances (one word is at most a few tokens... or [UNK])
-        s, e = words[i][0], words[j - 1][1]
-        if e - s > MAX_CHUNK_CHARS:  # one enormous "word": cut by characters
-            for a in range(s, e, MAX_CHUNK_CHARS):
-                windows.append((a, min(e, a + MAX_CHUNK_CHARS)))
-        else:
-            windows.append((s, e))
-        i = j
-    return windows
-
-
-def _pack(pieces: list[_Piece], text: str, count: TokenCounter, budget: int) -> list[list[_Piece]]:
-    """Greedy: add pieces to the current group while the joined span still fits."""
-    groups: list[list[_Piece]] = []
-    if not pieces:
-        return groups
-    piece_tokens = count([text[p.start : p.end] for p in pieces])
-    current, current_tokens = [pieces[0]], piece_tokens[0]
-    for piece, tokens in zip(pieces[1:], piece_tokens[1:]):
-        span = piece.end - current[0].start
-        if current_tokens + tokens <= budget and span <= MAX_CHUNK_CHARS:
-            current.append(piece)
-            current_tokens += tokens
-        else:
-            groups.append(current)
-            current, current_tokens = [piece], tokens
-    groups.append(current)
-    return groups
-
-
 def _make_chunk(
-    ordinal: int, group: list[_Piece], text: str, paths: tuple[list[str], list[str]], identity: str, count: TokenCounter,
+    ordinal: int, group: list[Piece], text: str, paths: tuple[list[str], list[str]], identity: str, count: TokenCounter,
     max_tokens: int,
 ) -> Chunk:
     """`paths`: the section path stored with the chunk and the one its model input says."""
@@ -349,18 +293,18 @@ def split_chunk(chunk: Chunk, count: TokenCounter, max_tokens: int, first_ord: i
     if budget < 16:  # a path too long for the limit: the pieces go without it (as _make_chunk would)
         budget = max_tokens
     pages = (chunk.page_start, chunk.page_end)
-    pieces: list[_Piece] = []
+    pieces: list[Piece] = []
     for s, e in _paragraphs(text):
         if e - s <= MAX_CHUNK_CHARS and count([text[s:e]])[0] <= budget:
-            pieces.append(_Piece(s, e, *pages))
+            pieces.append(Piece(s, e, *pages))
             continue
-        for a, b in _split_at(s, e, [s + m.end() for m in _SENTENCE_END.finditer(text[s:e])]):
+        for a, b in split_at(s, e, [s + m.end() for m in _SENTENCE_END.finditer(text[s:e])]):
             if b - a > MAX_CHUNK_CHARS or count([text[a:b]])[0] > budget:
-                pieces.extend(_Piece(x, y, *pages) for x, y in _word_windows(text, a, b, count, budget))
+                pieces.extend(Piece(x, y, *pages) for x, y in word_windows(text, a, b, count, budget))
             else:
-                pieces.append(_Piece(a, b, *pages))
+                pieces.append(Piece(a, b, *pages))
     out = []
-    for group in _pack(pieces, text, count, budget):
+    for group in pack(pieces, text, count, budget):
         body = text[group[0].start : group[-1].end].rstrip()
         prefix, tokens = _fitted(body, (chunk.search_prefix, ""), count, max_tokens)
         out.append(_chunk(first_ord + len(out), body, chunk.section_path, pages, chunk.char_start + group[0].start,

@@ -5,10 +5,9 @@ The first encode on a machine measures which backend is fastest here among those
 equal torch fp32 (backend_choice.py), exporting the ONNX graph it measures (onnx_backend.py) and
 importing torch to do both. Every later process reads the result from the user's cache. Paid by
 the first sync, this was most of the gap between a fresh machine's first sync and its second
-(93 s against 47 s for 200 documents, bench/README.md, session 36). Setup prepares the default
-configuration's model and backend (`... prepare CONFIG.yaml`: a configuration's own). One naming
-another model or backend is otherwise prepared by its first sync, as before, and a cache cleared
-later is filled again the same way.
+(93 s against 53 s for 200 documents, bench/README.md, session 36). Setup prepares the default
+configuration's model and backend. A configuration naming another model or backend is prepared
+by its first sync, as before, and a cache cleared later is filled again the same way.
 """
 
 from __future__ import annotations
@@ -33,18 +32,10 @@ def prepare(section: EmbeddingConfig) -> str:
             f"in {time.perf_counter() - started:.1f} s")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """No argument: the default model and backend; one: a configuration file, its `embedding`."""
-    args = sys.argv[1:] if argv is None else argv
+def main(section: EmbeddingConfig | None = None) -> int:
+    """The default model and backend (`section`: another embedding configuration's)."""
     try:
-        if len(args) > 1:
-            raise PipelineError("usage: python -m rag_pipeline.embedding.prepare [CONFIG.yaml]")
-        section = EmbeddingConfig()
-        if args:
-            from rag_pipeline.config import load_config
-
-            section = load_config(args[0]).embedding
-        print(prepare(section))
+        print(prepare(section or EmbeddingConfig()))
     except PipelineError as exc:
         print(f"encoder not prepared: {exc}; the first sync will prepare it", file=sys.stderr)
         return 1
