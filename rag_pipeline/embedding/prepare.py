@@ -4,10 +4,11 @@
 The first encode on a machine measures which backend is fastest here among those whose vectors
 equal torch fp32 (backend_choice.py), exporting the ONNX graph it measures (onnx_backend.py) and
 importing torch to do both. Every later process reads the result from the user's cache. Paid by
-the first sync, this was most of the gap between a fresh machine's first sync and its second
-(93 s against 53 s for 200 documents, bench/README.md, session 36). Setup prepares the default
-configuration's model and backend. A configuration naming another model or backend is prepared
-by its first sync, as before, and a cache cleared later is filled again the same way.
+the first sync, it was about 11 s (2 cores) of the 40 s by which a fresh machine's first sync of
+200 documents trailed its second (93 s against 53 s, bench/README.md, session 36). Setup
+prepares the default configuration's model and backend. A configuration naming another model or
+backend is prepared by its first sync, as before, and a cache cleared later is filled again the
+same way.
 """
 
 from __future__ import annotations
