@@ -3,9 +3,9 @@ that introduces a table or a list ("Table 3. Allowances by grade", "The rates ar
 
 Packed greedily, such a line ended the chunk before its table whenever the table did not fit
 after it: the caption was then the last words of a chunk about something else, and the table a
-chunk whose rows said not what they were (found on the EU education report, where "Table 2.1"
-and its figures were retrieved apart). The chunker therefore starts the table's chunk with the
-line instead (chunks._pack), where both fit the budget together.
+chunk whose rows said not what they were (found on the EU report of ICDAR 2013, eu-012, whose
+"Table 1" and "Table 3" ended the chunks before their tables). The chunker therefore starts the
+table's chunk with the line instead (packing.pack), where both fit the budget together.
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ XML is parsed without entity expansion, DTD loading or network access, past lxml
 size guards never; the walk is iterative, so a deep file cannot exhaust the stack. Entities are
 then read once where that is safe (`_expand_entities`): HTML's character names (&mdash;) that a
 DTD the parser does not load would declare, and the file's own plain-text entities. A "billion
-laughs" file, an external entity or markup in an entity is refused, not expanded. An XHTML page named .xml is HTML.
+laughs" file, an external entity or markup in an entity is refused, not expanded. An XHTML page
+named .xml is HTML.
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ def test_ordinary_paragraphs_and_figure_captions_introduce_nothing(embedder) -> 
         _chunks(elements, embedder)
 
 
-def test_a_caption_that_fits_with_no_part_of_its_table_stays_where_it_was(embedder) -> None:
+def test_a_split_tables_caption_header_and_first_rows_share_a_chunk(embedder) -> None:
     """A table split into row groups: its caption, header row and rule go with its first rows; a
     caption too long to fit beside any row stays where it was, nothing lost."""
     huge = "| Country | Rate |\n| --- | --- |\n" + "\n".join(f"| Country {i} | {i}.5 % |" for i in range(400))
