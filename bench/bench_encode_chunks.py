@@ -19,7 +19,6 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -35,21 +34,17 @@ from rag_pipeline.chunking.chunks import chunk_elements
 from rag_pipeline.chunking.document_identity import document_identity
 from rag_pipeline.cleaning.clean import clean_elements
 from rag_pipeline.embedding import Embedder
+from rag_pipeline.embedding.backend_choice import best_seconds
 from rag_pipeline.embedding.backends import PROBE_TEXTS
 from rag_pipeline.parsing import parse_document
 
 
-def best_seconds(encoders: dict[str, Callable[[list[str]], object]], texts: list[str], rounds: int) -> dict[str, float]:
-    """Best of `rounds` interleaved runs of each encoder over `texts` (after one warm-up each)."""
+def warmed_best_seconds(encoders: dict[str, Callable[[list[str]], object]], texts: list[str],
+                        rounds: int) -> dict[str, float]:
+    """`backend_choice.best_seconds` after one warm-up run of each encoder."""
     for encode in encoders.values():
         encode(texts[:8])
-    best = dict.fromkeys(encoders, float("inf"))
-    for _ in range(rounds):
-        for name, encode in encoders.items():
-            started = time.perf_counter()
-            encode(texts)
-            best[name] = min(best[name], time.perf_counter() - started)
-    return best
+    return best_seconds(encoders, texts, rounds)
 
 
 def prefix_share(embedder: Embedder, docs: int) -> tuple[int, int, int]:
@@ -84,8 +79,8 @@ def main() -> None:
 
     encoders = {"sentence-transformers, torch fp32 (the peer's)": torch_fp32,
                 f"project Embedder ({embedder.choice.backend})": embedder.encode}
-    chunks_s = best_seconds(encoders, texts, args.rounds)
-    probe_s = best_seconds(encoders, list(PROBE_TEXTS), args.rounds)
+    chunks_s = warmed_best_seconds(encoders, texts, args.rounds)
+    probe_s = warmed_best_seconds(encoders, list(PROBE_TEXTS), args.rounds)
     print(f"{len(texts)} chunk texts, {tokens} tokens; load {os.getloadavg()[0]:.1f}")
     print("| encoder | chunk texts s | ms / 1k tokens | probe texts/s |")
     print("|---|---:|---:|---:|")

@@ -103,12 +103,7 @@ def measure(candidates: dict[str, Encode], setting: str) -> BackendChoice:
     measured[REFERENCE] = Agreement(1.0, True)
     min_cosine = {name: round(m.min_cosine, 7) for name, m in measured.items()}
     same = {name: m.same_neighbours for name, m in measured.items()}
-    best = dict.fromkeys(candidates, float("inf"))
-    for _ in range(TIMING_ROUNDS):
-        for name, encode in candidates.items():
-            started = time.perf_counter()
-            encode(texts)
-            best[name] = min(best[name], time.perf_counter() - started)
+    best = best_seconds(candidates, texts, TIMING_ROUNDS)
     rates = {name: round(len(texts) / seconds, 2) for name, seconds in best.items()}
     if setting != AUTO:
         reason = "configured" if measured[setting].within_tolerance else \
@@ -116,6 +111,18 @@ def measure(candidates: dict[str, Encode], setting: str) -> BackendChoice:
         return BackendChoice(setting, reason, rates, min_cosine, same)
     fastest = max((name for name in candidates if measured[name].within_tolerance), key=lambda name: rates[name])
     return BackendChoice(fastest, "fastest measured here of those matching torch fp32", rates, min_cosine, same)
+
+
+def best_seconds(encoders: dict[str, Encode], texts: list[str], rounds: int) -> dict[str, float]:
+    """Each encoder's best time over `texts` in `rounds` interleaved rounds (interleaving keeps a
+    burst of load on a busy machine from favouring one of them)."""
+    best = dict.fromkeys(encoders, float("inf"))
+    for _ in range(rounds):
+        for name, encode in encoders.items():
+            started = time.perf_counter()
+            encode(texts)
+            best[name] = min(best[name], time.perf_counter() - started)
+    return best
 
 
 def choose(weights_sha256: str, setting: str, candidates: Callable[[], dict[str, Encode]]) -> BackendChoice:
