@@ -37,15 +37,25 @@ COMMANDS = (sync, search, history, evaluate, status, explain, calibrate, calibra
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", default=str(default_config_path()),
-                        help="configuration file (default: rag_pipeline.yaml, or RAG_PIPELINE_CONFIG)")
-    common.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    """`--config` and `--json` are read before the command or after it (`rag-pipeline --config
+    F sync` as `rag-pipeline sync --config F`, as DESIGN.md's "all commands take --config"
+    reads): the defaults live on the top-level parser, and the command's copies say nothing
+    unless given, so one written after the command wins over one written before it."""
     parser = argparse.ArgumentParser(prog="rag-pipeline", description="Keep a retrieval index true to its document sources.")
+    _global_options(parser, defaults=True)
+    common = argparse.ArgumentParser(add_help=False)
+    _global_options(common, defaults=False)
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.register(sub, common)
     return parser
+
+
+def _global_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
+    parser.add_argument("--config", default=str(default_config_path()) if defaults else argparse.SUPPRESS,
+                        help="configuration file (default: rag_pipeline.yaml, or RAG_PIPELINE_CONFIG)")
+    parser.add_argument("--json", action="store_true", default=False if defaults else argparse.SUPPRESS,
+                        help="print one JSON document on stdout")
 
 
 def _quiet_libraries() -> None:

@@ -157,6 +157,23 @@ def test_status_shows_sources_model_runs(capsys, index) -> None:
     assert status["schema_version"] == LATEST_MIGRATION
 
 
+def test_config_and_json_are_read_before_the_command_too(capsys, index, tmp_path: Path) -> None:
+    """`rag-pipeline --config F status` is what a script writes from "all commands take --config";
+    it was refused as an invalid command. One after the command wins over one before it."""
+    from rag_pipeline import cli
+
+    config, _ = index
+    capsys.readouterr()
+    assert cli.main(["--config", str(config), "--json", "status"]) == 0
+    before = json.loads(capsys.readouterr().out)
+    assert before["sources"]["larkspur"]["live_documents"] == 7
+    missing = tmp_path / "none.yaml"
+    assert cli.main(["--config", str(missing), "status", "--config", str(config), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sources"] == before["sources"]
+    assert cli.main(["--config", str(missing), "sync"]) == 2
+    assert "not found" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "args, words",
     [
