@@ -17,7 +17,8 @@ the next, and each cheaper to establish):
    for left-out words read as quotes are written: quotes.py);
 6. `unsupported`: an exact field of the claim (number, amount, percentage, date, duration,
    identifier; answers/fields.py) is not in the chunk's text, a figure of the claim stands in
-   the chunk for something else (answers/roles.py), or the support score (claim vs chunk:
+   the chunk for something else (answers/roles.py), an item of the claim's list is not in the
+   passage's list that names its other items (answers/enumerations.py), or the support score (claim vs chunk:
    similarity + weight x term coverage - weight x polarity flag; answers/support.py) is under
    the threshold (a claim in another language than its passage: the multilingual model's
    similarity - weight x polarity flag, under the cross-lingual threshold; answers/crosslingual.py);
@@ -38,7 +39,7 @@ from typing import Any
 import psycopg
 
 from rag_pipeline import store
-from rag_pipeline.answers import crosslingual, roles, support
+from rag_pipeline.answers import crosslingual, enumerations, roles, support
 from rag_pipeline.answers import fields as exact
 from rag_pipeline.answers.draft import AnswerError, Draft
 from rag_pipeline.answers.quotes import quoted
@@ -240,9 +241,9 @@ def _search_embedder(conn: psycopg.Connection, embedder: Embedder, model_id: int
 
 def _judge_support(conn: psycopg.Connection, embedder: Embedder, draft: Draft, checks: list[list[CitationCheck]],
                    threshold: support.Threshold) -> None:
-    """Exact fields first, then each figure's role, then the support score, for every citation
-    still pending (one model call for all claims and cited sentences that need a score, one SQL
-    statement for all term coverages)."""
+    """Exact fields first, then each figure's role, then the claim's lists against the passage's,
+    then the support score, for every citation still pending (one model call for all claims and
+    cited sentences that need a score, one SQL statement for all term coverages)."""
     pending: list[tuple[int, CitationCheck]] = []
     facts: dict[int, exact.Facts] = {}
     said = [as_indexed(claim.text) for claim in draft.claims]  # judged as the cited text was cleaned
@@ -264,6 +265,9 @@ def _judge_support(conn: psycopg.Connection, embedder: Embedder, draft: Draft, c
             elif claim_fields and (wrong := roles.misplaced(said[number], check.chunk["text"])):
                 check.status = "unsupported"
                 check.reason = f"in chunk {check.chunk_id}, " + "; ".join(w.describe() for w in wrong[:5])
+            elif foreign := enumerations.foreign_items(said[number], check.chunk["text"]):
+                check.status = "unsupported"
+                check.reason = f"in chunk {check.chunk_id}, " + "; ".join(f.describe() for f in foreign[:5])
             else:
                 pending.append((number, check))
     if not pending:
