@@ -123,10 +123,15 @@ def words_to_digits(text: str) -> str:
     return _NUMBER_WORDS.sub(replace, text)
 
 
+# a decimal written without its leading zero, as forms and tax tables write rates ("Tax Liability x
+# .15"): 0.15. Not after a word character or another point ("v1.15", "file.15", "...5").
+_LEADING_POINT = re.compile(r"(?<![\w.])\.(\d+)\b(?![.,]\d)")
+
+
 def prepare(text: str) -> str:
     """The text every figure is read from (module docstring): digits ASCII and ungrouped,
     normalised, number words as digits, multipliers folded in, percent words as "%"."""
-    prepared = words_to_digits(normalise(ascii_digits(text)))
+    prepared = _LEADING_POINT.sub(r"0.\1", words_to_digits(normalise(ascii_digits(text))))
 
     def multiplied(match: re.Match[str]) -> str:
         found = value(match.group("num"), exponent=_MULTIPLIERS[match.group("mult")])

@@ -32,9 +32,19 @@ def test_a_number_is_read_in_english_continental_and_indian_grouping(written: st
     ("\uff11\uff15%", "15%"),  # full-width digits
     ("sixteen channels", "16 channels"),
     ("$10 billion", "USD 10,000,000,000"),
+    ("tax liability times 0.15", "Tax Liability x .15"),  # a rate without its leading zero (IRM 2.3.59)
+    ("a factor of .5", "a factor of 0.5"), ("(-.25)", "(-0.25)"),
 ])
 def test_a_figure_written_differently_prepares_the_same(claim: str, passage: str) -> None:
     assert values(prepare(claim)) == values(prepare(passage)), (prepare(claim), prepare(passage))
+
+
+def test_a_point_after_a_word_or_a_point_is_no_leading_zero() -> None:
+    """Only a point that starts a number reads as "0.": a version, a file name's part and an
+    ellipsis keep what they were, and the changed rate is still missing."""
+    assert values(prepare("v1.15, file.15, ...5 and 3.15")) == {"1.15", "15", "5", "3.15"}
+    passage = facts("15% Deferral Installment (calculated Tax Liability x .15)")
+    assert missing("times 0.16", extract("times 0.16"), passage)[0].describe() == "number '0.16'"
 
 
 def test_a_range_and_a_unicode_minus_are_read_as_figures_without_a_sign() -> None:
