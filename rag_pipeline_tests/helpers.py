@@ -36,6 +36,10 @@ def sync(capsys: pytest.CaptureFixture[str], config: Path, *extra: str) -> tuple
     return run_cli(capsys, "sync", "--config", str(config), *extra)
 
 
+# a second document, so that a search has a result to rank below the one a test cites
+ANOTHER_DOCUMENT = {"other.md": "# Travel\n\nHotels are capped at EUR 140 a night.\n"}
+
+
 def sync_folder(capsys: pytest.CaptureFixture[str], root: Path, db_url: str, files: dict[str, str],
                 groups: str = "all-staff") -> Path:
     """A folder `root/docs` of `files` (name -> text) that `groups` may read, synced by the real
@@ -57,6 +61,23 @@ def search(capsys: pytest.CaptureFixture[str], config: Path, query: str, groups:
     code, data = run_cli(capsys, "search", query, "--groups", groups, "--config", str(config), *extra)
     assert code == 0, data
     return data["results"]
+
+
+def verify_claims(capsys: pytest.CaptureFixture[str], config: Path, db_url: str, question: str, uri: str,
+                  claims: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """`question` searched as all-staff (logged), then each claim (label -> text) verified by the
+    CLI as a one-claim answer citing `uri`'s first result; returns each claim's result by label."""
+    hits = search(capsys, config, question, "all-staff")
+    chunk = next(h for h in hits if h["uri"] == uri)
+    (log_id,) = query(db_url, "SELECT max(id) FROM search_log")[0]
+    results = {}
+    for label, text in claims.items():
+        answer = config.parent / f"answer-{label}.json"
+        answer.write_text(json.dumps({"log_id": log_id, "claims": [{"text": text, "citations": [{"chunk_id": chunk["chunk_id"]}]}]}))
+        code, data = run_cli(capsys, "verify", str(answer), "--config", str(config))
+        assert code == 0, data
+        results[label] = data["claims"][0]
+    return results
 
 
 def query(db_url: str, sql: str, *params: Any) -> list[tuple]:

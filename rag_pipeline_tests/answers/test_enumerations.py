@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import query, run_cli, search, sync_folder
+from helpers import ANOTHER_DOCUMENT, sync_folder, verify_claims
 
 from rag_pipeline.answers.enumerations import foreign_items
 
@@ -82,19 +82,10 @@ def test_verify_names_the_item_through_the_cli(capsys: pytest.CaptureFixture[str
     config = sync_folder(capsys, tmp_path, db_url, {
         "openapi.md": "# Security Scheme Object\n\n## Fixed Fields\n\nThe apiKey scheme sends an API key and needs its name and location. "
                       "The name is the name of the header, query or cookie parameter to be used. Valid values for "
-                      "the location are query, header or cookie. A request body never carries the key.\n",
-        "other.md": "# Travel\n\nHotels are capped at EUR 140 a night.\n"})
-    hits = search(capsys, config, "Where can an API key be sent?", "all-staff")
-    chunk = next(h for h in hits if h["uri"] == "openapi.md")
-    (log_id,) = query(db_url, "SELECT max(id) FROM search_log")[0]
-    results = {}
-    for last in ("cookie", "body"):
-        answer = tmp_path / f"answer-{last}.json"
-        answer.write_text(f'{{"log_id": {log_id}, "claims": [{{"text": "The valid values for the location of an API key '
-                          f'are query, header or {last}.", "citations": [{{"chunk_id": {chunk["chunk_id"]}}}]}}]}}')
-        code, data = run_cli(capsys, "verify", str(answer), "--config", str(config))
-        assert code == 0, data
-        results[last] = data["claims"][0]
+                      "the location are query, header or cookie. A request body never carries the key.\n"}
+        | ANOTHER_DOCUMENT)
+    results = verify_claims(capsys, config, db_url, "Where can an API key be sent?", "openapi.md", {
+        last: f"The valid values for the location of an API key are query, header or {last}." for last in ("cookie", "body")})
     assert results["cookie"]["status"] == "supported", results["cookie"]
     assert results["body"]["status"] == "unsupported", results["body"]
     assert "'body' is not among the items" in results["body"]["citations"][0]["reason"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import query, run_cli, search, sync_folder
+from helpers import ANOTHER_DOCUMENT, sync_folder, verify_claims
 
 from rag_pipeline.answers.fields import extract, facts, missing
 
@@ -65,18 +65,10 @@ def test_verify_reads_the_section_path_and_the_document_name(capsys: pytest.Capt
     config = sync_folder(capsys, tmp_path, db_url, {
         "irm_2.3.59.md": "# 2.3.59 Command Code BMFOL\n\n## 2.3.59-65 Return Form 944 Display (page 2)\n\n"
                          "13 20-21 Waiver Indicator. 00 means not significant; 24 means the FTD penalty was waived"
-                         " due to a change in the deposit frequency requirement.\n",
-        "other.md": "# Travel\n\nHotels are capped at EUR 140 a night.\n"})
-    hits = search(capsys, config, "What does a waiver indicator of 24 mean?", "all-staff")
-    chunk = next(h for h in hits if h["uri"] == "irm_2.3.59.md")
-    (log_id,) = query(db_url, "SELECT max(id) FROM search_log")[0]
-    results = {}
-    for form in ("944", "945"):
-        answer = tmp_path / f"answer-{form}.json"
-        answer.write_text(f'{{"log_id": {log_id}, "claims": [{{"text": "On page 2 of the Form {form} display, a waiver'
-                          f' indicator of 24 means the FTD penalty was waived.", "citations": [{{"chunk_id": {chunk["chunk_id"]}}}]}}]}}')
-        code, data = run_cli(capsys, "verify", str(answer), "--config", str(config))
-        assert code == 0, data
-        results[form] = data["claims"][0]
+                         " due to a change in the deposit frequency requirement.\n"}
+        | ANOTHER_DOCUMENT)
+    results = verify_claims(capsys, config, db_url, "What does a waiver indicator of 24 mean?", "irm_2.3.59.md", {
+        form: f"On page 2 of the Form {form} display, a waiver indicator of 24 means the FTD penalty was waived."
+        for form in ("944", "945")})
     assert results["944"]["status"] == "supported", results["944"]
     assert results["945"]["status"] == "unsupported" and "945" in results["945"]["citations"][0]["reason"]
