@@ -5,9 +5,9 @@ surely as with a "not". The polarity check (polarity.py) therefore reads a claim
 opposite stands in its sentence, where the claim's own word does not, as a difference in
 polarity, and a negated opposite ("not temporary" for "permanent") as agreement.
 
-Pairs of words that only oppose each other (a status, a direction, a rule's force), in English,
-German and French; words whose opposite depends on what they qualify ("first", "more",
-"before", "high") are left out. A word is matched by a crude stem (a plural, past or "-ing"
+Pairs of words that only oppose each other (a status, a direction, a rule's force or reach: "all"
+against "most" or "some"), in English, German and French; words whose opposite depends on what
+they qualify ("first", "more", "before", "high") are left out. A word is matched by a crude stem (a plural, past or "-ing"
 ending off), so "increased" opposes "decreases". A claim holding both words of a pair compares
 nothing of that pair ("the minimum is 5, the maximum 10").
 """
@@ -34,6 +34,9 @@ _PAIRS = (
     ("befristet", "unbefristet"), ("erlaubt", "verboten"), ("pflicht", "freiwillig"), ("erhöht", "gesenkt"),
     ("temporaire", "permanent"), ("obligatoire", "facultatif"), ("obligatoire", "facultative"), ("autorisé", "interdit"),
     ("hausse", "baisse"), ("augmentation", "diminution"),
+    # a rule's reach: "all of which are larger" restating "most of these competitors are larger"
+    ("all", "most"), ("all", "some"), ("every", "some"), ("always", "sometimes"), ("always", "usually"),
+    ("always", "often"), ("simple", "complex"), ("simpler", "complex"), ("easier", "harder"),
 )
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 

@@ -31,6 +31,10 @@ ROW = "| 08/12/2015 | 10/12/2015 | 08/13/2015 | Chevron | San Ramon | 430 | Layo
     ("La participation est obligatoire.", "La participation est facultative."),
     ("MCAS activates in manual flight with the flaps extended.", "MCAS activates in manual flight with the flaps retracted."),
     ("Version 2 added the export command.", "Version 2 removed the export command."),
+    ("Its competitors, all of which are larger than Galaxy, include Play AGS.",
+     "Most of these competitors are larger than we are."),  # heldout6: a rule's reach widened
+    ("With RCAC the implementation is simpler.", "The implementation of the SQL statement is more complex with RCAC."),
+    ("Reviews always take place in March.", "Reviews usually take place in March."),
 ])
 def test_the_opposite_word_in_the_sentence_is_a_mismatch(claim: str, sentence: str) -> None:
     assert opposed(sentence, claim) and mismatch(claim, [sentence])
@@ -44,6 +48,8 @@ def test_the_opposite_word_in_the_sentence_is_a_mismatch(claim: str, sentence: s
     ("The minimum is 5 and the maximum 10.", "The minimum is 5."),  # both words of a pair in the claim
     ("Prices increased after a decrease.", "Prices decreased, then increased."),  # both in the sentence
     ("Access is permitted for internal auditors.", "Access is permitted for internal auditors, not external ones."),
+    ("All members may vote.", "All members may vote; most do."),  # the claim's own word is there
+    ("Most members voted.", "Most members voted, and some abstained."),
 ])
 def test_the_same_word_a_negated_opposite_or_both_words_are_no_mismatch(claim: str, sentence: str) -> None:
     assert not mismatch(claim, [sentence])
