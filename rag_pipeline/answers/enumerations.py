@@ -10,13 +10,13 @@ least two of them, each of the claim's items must be among the items of the pass
 share two: an item that is not is reported by name.
 
 Lists are read by their commas (followed by a space: "15,000" is a number) and final "and"/"or",
-items of up to MAX_ITEM_WORDS words, none of them "and" or "or". Where
-a list starts and ends inside a sentence is not marked, so the first item is compared by its
-last words and the last item by its first words ("Side Bets include 21+3" is the item "21+3";
-"cookie parameters alike" is "cookie"), the middle ones whole; a plural and an article do not
-count. Only a middle or last item is reported: a claim's first "item" may be no item at all
-("made up of four elements, Functions, Categories and ..."). A claim whose list shares fewer than two items with every list of the passage is left to
-the other checks: it may gather its items from several sentences.
+items of up to MAX_ITEM_WORDS words, none of them "and" or "or". Where a list starts and ends
+inside a sentence is not marked, so the first item is compared by its last words and the last
+item by its first words ("Side Bets include 21+3" is the item "21+3"; "cookie parameters alike"
+is "cookie"), the middle ones whole; a plural and an article do not count. Only a middle or last
+item is reported: a claim's first "item" may be no item at all ("made up of four elements,
+Functions, Categories and ..."). A claim whose list shares fewer than two items with every list
+of the passage is left to the other checks: it may gather its items from several sentences.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ _WORD = r"(?!(?:and|or|nor)\b)[^\W_][\w+#]*(?:[.'’&/-][\w+#]+)*\+*"
 _ITEM = rf"{_WORD}(?:\s+{_WORD}){{0,{MAX_ITEM_WORDS - 1}}}"
 _LIST = re.compile(rf"(?<![\w+#])({_ITEM})((?:\s*,\s+{_ITEM}){{1,{MAX_ITEMS - 2}}})\s*,?\s+(?:and|or|and/or|as well as)\s+({_ITEM})", re.IGNORECASE)
 _QUOTES = re.compile(r"[\"“”‘’`«»®™©℠]|(?<!\w)'|'(?!\w)")  # and trade marks: "21+3®, Lucky Ladies®"
-_LEADING = {"the", "a", "an", "its", "their", "his", "her", "our", "your", "and", "or", "also"}
+_LEADING = {"the", "a", "an", "its", "their", "his", "her", "our", "your", "also"}  # ("and", "or": no item word)
 # an "item" opening with one of these is a clause ("..., so that the tools and methods ..."):
 # what was read is not a list
 _CLAUSE = {"so", "that", "which", "who", "whom", "whose", "when", "where", "while", "because", "if", "unless",
@@ -90,7 +90,7 @@ def _passage_lists(passage: str) -> tuple[list[tuple[str, list[_Item]]], dict[tu
 class _Item:
     words: tuple[str, ...]  # as compared: case folded, singular, no leading article
     position: str  # "first" (compared by its last words), "middle" (whole), "last" (by its first words)
-    written: str = ""  # as the text has it
+    written: str  # as the text has it
 
 
 def _lists(text: str) -> list[list[_Item]]:
