@@ -74,7 +74,7 @@ def main() -> None:
                 claims.append(Claim(sentence, tuple(Citation(h.chunk_id) for h in cited)))
             drafts.append(Draft(hits.log_id, tuple(claims)))
         total = sum(len(d.claims) for d in drafts)
-        for record in (False,) if args.timing_only else (False, True):
+        for record in ((False,) if args.timing_only else (False, True)) if total else ():  # --claims below one per question: no timing
             started = time.perf_counter()
             statuses: dict[str, int] = {}
             for draft in drafts:

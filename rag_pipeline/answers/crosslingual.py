@@ -42,6 +42,10 @@ CONFIDENT = 0.9  # langdetect's probability a claim's language needs ("DB2 for i
 _ENGLISH = frozenset("the is are was were of and has have with for by that this which from its be been "
                      "not it will would should may must can".split())
 _WORD = re.compile(r"[a-z]+")
+SHARED_MIN_LETTERS = 4  # shorter words ("de", "la", "in", "and") are shared across languages
+SHARED_MIN_WORDS = 3
+SHARED_SHARE = 0.6
+_LONG_WORD = re.compile(rf"[^\W\d_]{{{SHARED_MIN_LETTERS},}}")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -76,9 +80,25 @@ def is_crosslingual(claim_lang: str | None, passage_lang: str | None) -> bool:
     return claim_lang != passage_lang
 
 
-def crosses(claim: str, passage_lang: str | None) -> bool:
+def crosses(claim: str, passage_lang: str | None, passage: str = "") -> bool:
     """`is_crosslingual` of a claim's text and the language the index recorded for the passage's
     document (the claim's language told once per text: verify asks for the field rules and the
-    score alike)."""
-    return passage_lang is not None and is_crosslingual(claim_language(claim), passage_lang)
+    score alike), unless the claim is written in the passage's own words (`shares_words`)."""
+    if passage_lang is None or not is_crosslingual(claim_language(claim), passage_lang):
+        return False
+    return not shares_words(claim, passage)
+
+
+def shares_words(claim: str, passage: str) -> bool:
+    """Whether most of the claim's longer words (SHARED_MIN_LETTERS letters or more, at least
+    SHARED_MIN_WORDS of them) are words of the passage: then the claim is in the passage's
+    language whatever langdetect says. langdetect is confidently wrong on short English claims
+    ("Employment code G identifies a Federal Employer." reads as Catalan at 0.99999), which sent
+    them to the multilingual model and its lower bar; a claim in another language shares names
+    and codes with its passage, rarely most of its words."""
+    words = [w.casefold() for w in _LONG_WORD.findall(claim)]
+    if len(words) < SHARED_MIN_WORDS:
+        return False
+    present = {w.casefold() for w in _LONG_WORD.findall(passage)}
+    return sum(w in present for w in words) >= SHARED_SHARE * len(words)
 

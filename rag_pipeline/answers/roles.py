@@ -83,14 +83,16 @@ def _figures(clause: str) -> list[tuple[int, str, bool, set[str]]]:
     return found
 
 
-def _content(text: str) -> set[str]:
+def content_words(text: str) -> set[str]:
+    """The words that say what something is (stemmed, no figures, no stop words), as written: the
+    caller folds case (both sides here are in canonical form, which does)."""
     return {_stem(t) for t in _tokens(text) if not any(c.isdigit() for c in t) and len(t) > 1 and t not in _STOP}
 
 
 def misplaced(claim: str, passage: str) -> list[Misplaced]:
     """The claim's figures that the passage gives to another subject (module docstring)."""
     claim_text = canonical(claim)
-    claim_words = _content(claim_text)
+    claim_words = content_words(claim_text)
     # what the claim says each figure is the figure of: the words beside it in the claim, not the
     # claim's every word ("65.2 percent, against 42.9 percent for BM25": BM25 goes with 42.9 only)
     said: dict[tuple[str, bool], set[str]] = {}
@@ -124,11 +126,11 @@ def _beside(clauses: list[str], k: int) -> set[str]:
     summary page or slide stands alone on its line, its label on the line below or above
     ("EMPLOYMENT CREATION / 2,32,822 / New jobs created"); WINDOW words of each neighbour, as a
     figure's window in prose. A clause with words of its own keeps to them."""
-    if _content(clauses[k]):
+    if content_words(clauses[k]):
         return set()
     before = _tokens(clauses[k - 1])[-WINDOW:] if k else []
     after = _tokens(clauses[k + 1])[:WINDOW] if k + 1 < len(clauses) else []
-    return _content(" ".join(before + after))
+    return content_words(" ".join(before + after))
 
 
 def prepare_lines(text: str) -> list[str]:

@@ -145,7 +145,7 @@ def evidence(conn: psycopg.Connection, embedder: Embedder, pairs: Sequence[tuple
     """The signals of each (claim text, chunk id, chunk row with `text`, `embedding` and the
     document's `language`): cross-lingual pairs by the multilingual model (crosslingual.py), the
     rest by `monolingual_evidence`, each in one batch."""
-    crossed = [crosslingual.crosses(claim, chunk.get("language")) for claim, _, chunk in pairs]
+    crossed = [crosslingual.crosses(claim, chunk.get("language"), chunk["text"]) for claim, _, chunk in pairs]
     same = monolingual_evidence(conn, embedder, [p for p, x in zip(pairs, crossed) if not x])
     other = crosslingual_evidence([p for p, x in zip(pairs, crossed) if x])
     return [next(other) if x else next(same) for x in crossed] if pairs else []

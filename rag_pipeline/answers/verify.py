@@ -18,7 +18,8 @@ the next, and each cheaper to establish):
 6. `unsupported`: an exact field of the claim (number, amount, percentage, date, duration,
    identifier; answers/fields.py) is not in the chunk's text, a figure of the claim stands in
    the chunk for something else (answers/roles.py), an item of the claim's list is not in the
-   passage's list that names its other items (answers/enumerations.py), or the support score (claim vs chunk:
+   passage's list that names its other items (answers/enumerations.py), a code the claim explains
+   has another code's meaning in the passage's legend (answers/legends.py), or the support score (claim vs chunk:
    similarity + weight x term coverage - weight x polarity flag; answers/support.py) is under
    the threshold (a claim in another language than its passage: the multilingual model's
    similarity - weight x polarity flag, under the cross-lingual threshold; answers/crosslingual.py);
@@ -39,7 +40,7 @@ from typing import Any
 import psycopg
 
 from rag_pipeline import store
-from rag_pipeline.answers import crosslingual, enumerations, roles, support
+from rag_pipeline.answers import crosslingual, enumerations, legends, roles, support
 from rag_pipeline.answers import fields as exact
 from rag_pipeline.answers.draft import AnswerError, Draft
 from rag_pipeline.answers.quotes import quoted
@@ -268,6 +269,9 @@ def _judge_support(conn: psycopg.Connection, embedder: Embedder, draft: Draft, c
             elif foreign := enumerations.foreign_items(said[number], check.chunk["text"]):
                 check.status = "unsupported"
                 check.reason = f"in chunk {check.chunk_id}, " + "; ".join(f.describe() for f in foreign[:5])
+            elif codes := legends.swapped(said[number], check.chunk["text"]):
+                check.status = "unsupported"
+                check.reason = f"in chunk {check.chunk_id}, " + "; ".join(c.describe() for c in codes[:5])
             else:
                 pending.append((number, check))
     if not pending:

@@ -348,3 +348,29 @@ def _review_screen(url: str, answer_id: int) -> tuple[str, str]:
         queue, page = client.get("/"), client.get(f"/answers/{answer_id}")
         assert queue.status_code == page.status_code == 200
         return queue.text, page.text
+
+
+@pytest.mark.parametrize(("claim", "passage", "crossed"), [
+    # langdetect reads these short English claims as Catalan or Spanish at 0.9999: the claim shares
+    # most of its words with the English passage, so it is judged as the same language
+    ("Employment code G identifies a Federal Employer.",
+     "13 19 Employment Code\n\nF = Federal Employer\n\nG = State or Local Government", False),
+    ("Federal Employer code F", "13 19 Employment Code\n\nF = Federal Employer", False),
+    # a real English claim on a Czech passage shares its names and figures, not its words
+    ("The court does not impose a fine if it would clearly be uncollectable.",
+     "Soud neuloží peněžitý trest, je-li zřejmé, že by byl nedobytný.", True),
+    ("Usedom is the largest German island in the Baltic Sea.",
+     "Rügen ist die größte deutsche Insel; Usedom ist die zweitgrößte Insel in der Ostsee.", True),
+    # too short for a language or a count of words: the packaged model, as before
+    ("Code F", "F = Federal Employer", False),
+])
+def test_a_claim_in_the_passages_own_words_is_not_crosslingual(claim: str, passage: str, crossed: bool) -> None:
+    language = "cs" if "Soud" in passage else "de" if "Insel" in passage else "en"
+    assert crosslingual.crosses(claim, language, passage) is crossed
+
+
+def test_shared_words_are_counted_on_hostile_text_without_error() -> None:
+    huge = "Employment code identifies employer " * 20_000
+    assert crosslingual.shares_words(huge, huge) is True
+    assert crosslingual.shares_words("\u0000\u202e" * 1000, "x") is False
+    assert crosslingual.shares_words("", "") is False
