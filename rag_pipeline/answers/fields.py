@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 from rag_pipeline.answers import frequencies, rounding
 from rag_pipeline.answers.equivalents import NUMERIC_ORDINAL, durations, initialisms, passage_values, quarters, slash_dates
-from rag_pipeline.answers.figures import CUR, NUM, ascii_digits, normalise, prepare, value, words_to_digits
+from rag_pipeline.answers.figures import CUR, NUM, arabic_numerals, ascii_digits, normalise, prepare, value, words_to_digits
 
 KINDS = ("date", "amount", "percentage", "duration", "frequency", "identifier", "number")
 SCRIPT_SAMPLE = 2000  # characters of a passage whose letters say its script
@@ -102,9 +102,9 @@ _QUALIFIER = "|".join(sorted(_QUALIFIERS, key=len, reverse=True))
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("date", re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b")),
     ("date", re.compile(r"\b(?P<d>\d{1,2})" + _DAY_SUFFIX + r"\s+(?:of\s+)?" + _MONTH.format(n="mon") + r",?\s+(?P<y>\d{4})\b")),
-    ("date", re.compile(r"\b" + _MONTH.format(n="mon") + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})\b")),
+    ("date", re.compile(r"\b" + _MONTH.format(n="mon") + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?[,.]?\s+(?P<y>\d{4})\b")),  # OCR: "Jan. 23. 2017"
     ("date", re.compile(r"\b(?P<d>\d{1,2})\.\s?(?P<m>\d{1,2})\.\s?(?P<y>\d{4})\b")),
-    ("date", re.compile(r"\b" + _MONTH.format(n="mon") + r",?\s+(?:of\s+)?(?P<y>\d{4})\b")),  # "January of 2015"
+    ("date", re.compile(r"\b" + _MONTH.format(n="mon") + r",?\s+(?:[-–]\s+|of\s+)?(?P<y>\d{4})\b")),  # "January of 2015", "November - 2015"
     ("amount", re.compile(rf"(?P<cur>{_CUR})\s?(?P<num>{_NUM}){_MULT}")),
     ("amount", re.compile(rf"(?<![\w.,])(?P<num>{_NUM}){_MULT}\s?(?P<cur>{_CUR})")),
     ("percentage", re.compile(rf"(?<![\w.,])(?P<num>{_NUM})\s?(?:%|percent\b|per\s+cent\b)")),
@@ -196,7 +196,7 @@ def extract(text: str) -> list[Field]:
             found.setdefault((kind, key), Field(kind, key, match.group().strip(), rounded))
     for unit, written in frequencies.stated_by_claim(prepared).items():  # "daily", "every week"
         found.setdefault(("frequency", unit), Field("frequency", unit, written))
-    plain = unicodedata.normalize("NFKC", text)
+    plain = unicodedata.normalize("NFKC", arabic_numerals(text))  # "Class III" is the number 3, no acronym
     for code in re.findall(r"(?<![\w.-])[A-Z]{2,5}(?:\.[A-Z]{2,5})+(?![\w-])", plain):
         found.setdefault(("identifier", code.casefold()), Field("identifier", code.casefold(), code))
     plain = re.sub(r"(?<![\w.-])[A-Z]{2,5}(?:\.[A-Z]{2,5})+(?![\w-])", " ", plain)  # "PR.AC" is one code, not PR and AC
@@ -362,7 +362,8 @@ def stated(field: Field, passage: Facts, claim_terms: set[str] | None = None) ->
         return any(kind == "duration" and (key.split(" ")[0], key.split(" ")[-1]) in other and "working" not in key
                    for kind, key in passage.keys)
     if field.kind == "identifier":
-        return (any(re.search(rf"(?<![\w]){re.escape(field.key)}(?![\w])", text) for text in (passage.text, passage.heading))
+        before = r"(?<![^\W\d])" if field.key[:1].isalpha() else r"(?<!\w)"  # a footnote mark glued on: "10FAISS configuration"
+        return (any(re.search(rf"{before}{re.escape(field.key)}(?![\w])", text) for text in (passage.text, passage.heading))
                 or field.key in passage.initialisms)
     return field.key in passage.values
 
@@ -371,12 +372,12 @@ _ROUNDED = ("amount", "percentage", "number")
 
 
 def missing(claim: str, claim_fields: list[Field], passage: Facts) -> list[Field]:
-    """The claim's fields the passage does not state (identifiers by their digits only where the
-    passage is written in another script than the claim: module docstring)."""
+    """The claim's fields the passage does not state (identifiers as written, or by their digits
+    where the passage is written in another script than the claim: module docstring)."""
     claim_terms = terms(claim)
     foreign_script = latin(claim) != passage.latin
-    return [f for f in claim_fields
-            if not (_stated_by_digits(f, passage) if foreign_script and f.kind == "identifier" else stated(f, passage, claim_terms))]
+    return [f for f in claim_fields if not (stated(f, passage, claim_terms) or (
+        foreign_script and f.kind == "identifier" and _stated_by_digits(f, passage)))]
 
 
 def _stated_by_digits(field: Field, passage: Facts) -> bool:

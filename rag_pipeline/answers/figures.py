@@ -131,7 +131,7 @@ _LEADING_POINT = re.compile(r"(?<![\w.])\.(\d+)\b(?![.,]\d)")
 def prepare(text: str) -> str:
     """The text every figure is read from (module docstring): digits ASCII and ungrouped,
     normalised, number words as digits, multipliers folded in, percent words as "%"."""
-    prepared = _LEADING_POINT.sub(r"0.\1", words_to_digits(normalise(ascii_digits(text))))
+    prepared = _LEADING_POINT.sub(r"0.\1", words_to_digits(normalise(ascii_digits(arabic_numerals(text)))))
 
     def multiplied(match: re.Match[str]) -> str:
         found = value(match.group("num"), exponent=_MULTIPLIERS[match.group("mult")])
@@ -141,6 +141,29 @@ def prepare(text: str) -> str:
     prepared = _THOUSANDS.sub(lambda m: value(m.group("num"), exponent=3) or m.group(), prepared)
     prepared = _AGE.sub(r"\1 \2 old", prepared)  # "15-year-olds" is an age, 15: no duration, no code
     return _PERCENT_WORDS.sub("%", prepared)
+
+
+# A part of a document numbered in Roman numerals, capitals only ("PART I", "Rule II", "Title IX"):
+# the same number as "Part 1" (I to XXXIX; C, D, L and M are more often letters: "Appendix C")
+_ROMAN = re.compile(r"\b(?P<word>part|chapter|rule|title|article|book|volume|annex|schedule|subpart|division|phase|"
+                    r"stage|tier|class|level|section)(?P<gap>\s+)(?P<num>X{0,3}(?:IX|IV|V?I{0,3}))(?![\w'’])", re.IGNORECASE)
+_ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
+
+
+def arabic_numerals(text: str) -> str:
+    """The text with each numbered part's Roman numeral as digits ("PART I" -> "PART 1")."""
+    return _ROMAN.sub(_arabic, text)
+
+
+def _arabic(match: re.Match[str]) -> str:
+    numeral = match.group("num")
+    if not numeral or not numeral.isupper():
+        return match.group()
+    total = 0
+    for i, ch in enumerate(numeral):
+        worth = _ROMAN_VALUES[ch]
+        total += -worth if i + 1 < len(numeral) and _ROMAN_VALUES[numeral[i + 1]] > worth else worth
+    return f"{match.group('word')}{match.group('gap')}{total}"
 
 
 def value(number: str, mult: str | None = None, *, exponent: int = 0) -> str | None:

@@ -64,8 +64,10 @@ _NOT_NEGATING = re.compile(r"\bnot only\b|\bno doubt\b|\bnicht nur\b|\bnon seule
                            # a bound, not a denial: "not less than seven years" = "at least 7 years",
                            # "may not exceed $100" = "up to $100"
                            r"|\bno[t]? (?:less|more|later|earlier|fewer|greater|sooner|longer|higher|lower) than\b"
-                           r"|\bnot (?:to )?exceed|\bnicht mehr als\b|\bnicht weniger als\b")
-_CUE_WORD = re.compile(r"\b(?:not?|nicht|non|ne)\b")
+                           r"|\bnot (?:to )?exceed|\bnicht mehr als\b|\bnicht weniger als\b"
+                           # "regardless of", not a denial: "without regard to whether he has a status"
+                           r"|\bwithout regard (?:to|for)\b|\bno matter (?:what|how|whether|who|which|when|where)\b")
+_CUE_WORD = re.compile(r"\b(?:not?|nicht|non|ne|without)\b")
 _WORDS = re.compile(r"[^\W\d_]+")
 # Czech and Slovak letters no other cue language writes (Spanish and Icelandic write í and ý: no cue
 # language of theirs is listed): where a text holds one, `_czech_verb` applies

@@ -34,6 +34,9 @@ _CLAUSES = re.compile(r"(?<=[.!?;])\s+|\n+|\s\|\s|\|")
 _RUN = re.compile(r"[\w.,\-/$€£%]+")
 _LETTERS = re.compile(r"[^\W\d_]+")
 _FIGURE = re.compile(rf"(?P<num>{NUM})(?P<pct>%)?")
+# The title or volume number of a legal citation ("5 U.S.C. 3301", "28 FR 10022", "5 CFR 1.1") names
+# the code it cites: no figure of anything (the exact-field rule still checks it)
+_CITATION_VOLUME = re.compile(r"\b\d+\s+(?=(?:u\.\s?s\.\s?c|usc|c\.\s?f\.\s?r|cfr|fr|stat|u\.\s?s)\b)", re.IGNORECASE)
 _STOP = frozenset("the a an and or of in on at to for by with from per is are was were be been this that these those "
                   "its it as which who whose has have had do does did than then there their they he she we our "
                   "de der die das le la les et und des du".split())
@@ -77,6 +80,7 @@ def _figures(clause: str) -> list[tuple[int, str, bool, set[str]]]:
         number = value(match.group("num"))
         if number is None or re.fullmatch(r"(?:1[89]|20)\d\d", number):
             continue  # not a number; a year
+
         window = tokens[max(0, i - WINDOW):i] + tokens[i + 1:i + 1 + WINDOW]
         words = {_stem(t) for t in window if not any(c.isdigit() for c in t) and len(t) > 1 and t not in _STOP}
         found.append((i, number, match.group("pct") is not None, words))
@@ -91,7 +95,7 @@ def content_words(text: str) -> set[str]:
 
 def misplaced(claim: str, passage: str) -> list[Misplaced]:
     """The claim's figures that the passage gives to another subject (module docstring)."""
-    claim_text = canonical(claim)
+    claim_text = _CITATION_VOLUME.sub("", canonical(claim))
     claim_words = content_words(claim_text)
     # what the claim says each figure is the figure of: the words beside it in the claim, not the
     # claim's every word ("65.2 percent, against 42.9 percent for BM25": BM25 goes with 42.9 only)
@@ -135,4 +139,4 @@ def _beside(clauses: list[str], k: int) -> set[str]:
 
 def prepare_lines(text: str) -> list[str]:
     """The passage in canonical form line by line (it joins whitespace runs; lines are clauses)."""
-    return [canonical(line) for line in text.splitlines() if line.strip()]
+    return [_CITATION_VOLUME.sub("", canonical(line)) for line in text.splitlines() if line.strip()]

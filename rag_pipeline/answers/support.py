@@ -191,6 +191,10 @@ def _flag(claim: str, found: list[str], ranked: list[int], chunk: dict, words: S
     if not polarity.reads(chunk.get("language")):
         return 0.0
     words = [fields.terms(s) for s in found] if words is None else words
+    labels = _header_rows(found, chunk.get("text", ""))
+    if labels:  # a table's header row names its columns ("Not Identified Layoff", "Temporary Closure"): no statement
+        words = [set() if i in labels else w for i, w in enumerate(words)]
+        ranked = [i for i in ranked if i not in labels]
     said = fields.terms(claim)
     also = []
     closest = _closest(said, words)
@@ -203,12 +207,21 @@ def _flag(claim: str, found: list[str], ranked: list[int], chunk: dict, words: S
     return float(polarity.mismatch(claim, [_reading(found, i) for i in ranked[:2]], [_reading(found, i) for i in also]))
 
 
+def _header_rows(found: list[str], text: str) -> set[int]:
+    """The sentences that are a Markdown table's header row: the line of the chunk's text before
+    its `| --- |` rule (`sentences` leaves a rule without spaces out, so it is looked for there)."""
+    lines = [line.strip() for line in text.splitlines()]
+    headers = {line[:MAX_SENTENCE_CHARS] for line, after in zip(lines, lines[1:]) if line.startswith("|") and _TABLE_RULE.match(after)}
+    return {i for i, sentence in enumerate(found) if sentence in headers} if headers else set()
+
+
 def _closest(said: set[str], words: Sequence[set[str]]) -> int | None:
     """The sentence sharing the most of these words (the first among equals), None if none shares one."""
     best = max(range(len(words)), key=lambda i: (len(said & words[i]), -i), default=None)
     return best if best is not None and said & words[best] else None
 
 
+_TABLE_RULE = re.compile(r"\|?\s*:?-{3,}:?\s*\|")
 _ENDS_SENTENCE = re.compile(r"[.!?;:)\]\"'”»|]$")  # a table row ends with its "|": rows stand alone
 
 

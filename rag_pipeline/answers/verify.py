@@ -17,7 +17,8 @@ the next, and each cheaper to establish):
    for left-out words read as quotes are written: quotes.py);
 6. `unsupported`: an exact field of the claim (number, amount, percentage, date, duration,
    identifier; answers/fields.py) is not in the chunk's text, a figure of the claim stands in
-   the chunk for something else (answers/roles.py), an item of the claim's list is not in the
+   the chunk for something else (answers/roles.py) or in another column of its table row
+   (answers/columns.py), an item of the claim's list is not in the
    passage's list that names its other items (answers/enumerations.py), a code the claim explains
    has another code's meaning in the passage's legend (answers/legends.py), or the support score (claim vs chunk:
    similarity + weight x term coverage - weight x polarity flag; answers/support.py) is under
@@ -40,7 +41,7 @@ from typing import Any
 import psycopg
 
 from rag_pipeline import store
-from rag_pipeline.answers import crosslingual, enumerations, legends, roles, support
+from rag_pipeline.answers import columns, crosslingual, enumerations, legends, roles, support
 from rag_pipeline.answers import fields as exact
 from rag_pipeline.answers.draft import AnswerError, Draft
 from rag_pipeline.answers.quotes import quoted
@@ -266,6 +267,9 @@ def _judge_support(conn: psycopg.Connection, embedder: Embedder, draft: Draft, c
             elif claim_fields and (wrong := roles.misplaced(said[number], check.chunk["text"])):
                 check.status = "unsupported"
                 check.reason = f"in chunk {check.chunk_id}, " + "; ".join(w.describe() for w in wrong[:5])
+            elif claim_fields and (misread := columns.misread(said[number], passage)):
+                check.status = "unsupported"
+                check.reason = f"in chunk {check.chunk_id}, " + "; ".join(m.describe() for m in misread[:5])
             elif foreign := enumerations.foreign_items(said[number], check.chunk["text"]):
                 check.status = "unsupported"
                 check.reason = f"in chunk {check.chunk_id}, " + "; ".join(f.describe() for f in foreign[:5])

@@ -121,3 +121,40 @@ def test_limits_are_stated_in_the_error() -> None:
         read_answer(b'{"log_id": 1, "claims": [{"text": "a", "citations": [{"chunk_id": -5}]}]}')
     with pytest.raises(AnswerError, match="names search 1 but search 2"):
         read_answer(b'{"log_id": 1, "text": "a"}', log_id=2)
+
+
+@pytest.mark.parametrize(("claim", "passage", "heading"), [
+    # a numbered part in Roman numerals, in the passage or its heading, is the claim's Arabic number
+    ("Part 1 (Rule I) gives its authority.", "AUTHORITY: 5 U.S.C, 3301, 3302.", "PART I—COVERAGE AND DEFINITIONS (RULE I)"),
+    ("Class III gaming requires a Tribal-State Compact.", "Class III gaming, such as table games, requires a compact.", ""),
+    ("Chapter 14 sets the fees.", "CHAPTER XIV sets the fees for each filing.", ""),
+    # OCR: a full stop for the comma of a date, and a month and year joined by a dash
+    ("It was amended on 23 January 2017.", "[28 FR 10023, as amended by E.0. 13764, 82 FR 8115, Jan. 23. 2017]", ""),
+    ("The November 2015 table lists the checks.", "| NICS Firearm Background Checks November - 2015 | |", ""),
+    # a footnote's number glued to its first word in a PDF
+    ("The FAISS configuration used the HNSW index type.", "10FAISS configuration: we used HNSW index type on CPU.", ""),
+    # an identifier written as the claim writes it, in a passage in another script
+    ("Its classification code is U07.1.", "질병분류기호는 “U07.1” 로 표시하고 있어서", ""),
+])
+def test_a_field_written_as_a_numbered_part_an_ocr_date_or_a_glued_mark_is_stated(claim: str, passage: str, heading: str) -> None:
+    assert missing(claim, extract(claim), facts(passage, heading)) == []
+
+
+@pytest.mark.parametrize(("claim", "passage", "absent"), [
+    ("Class III gaming requires a compact.", "Class II gaming, such as bingo, requires a compact.", "3"),
+    ("Part 2 gives its authority.", "AUTHORITY: 5 U.S.C. 3301.", "2"),  # heading "PART I" below
+    ("It was amended on 23 January 2016.", "as amended by E.0. 13764, 82 FR 8115, Jan. 23. 2017]", "2016-01-23"),
+    ("The MAISS configuration used HNSW.", "10FAISS configuration: we used HNSW index type on CPU.", "maiss"),
+    ("The 10-K was filed late.", "The 110-K form was filed late.", "10-k"),  # digits glued before digits change the code
+    ("Its code is U07.2.", "질병분류기호는 “U07.1” 로 표시하고 있어서", "u07.2"),
+])
+def test_a_numbered_part_or_code_of_another_value_is_not_stated(claim: str, passage: str, absent: str) -> None:
+    found = missing(claim, extract(claim), facts(passage, "PART I—COVERAGE AND DEFINITIONS (RULE I)"))
+    assert absent in [f.key for f in found]
+
+
+@pytest.mark.parametrize("text", ["Appendix C lists the forms.", "Part of it is I think wrong.", "Rule IIII is no numeral.",
+                                  "Title " + "X" * 10_000])
+def test_letters_that_are_no_roman_numeral_of_a_part_stay_letters(text: str) -> None:
+    from rag_pipeline.answers.figures import arabic_numerals
+    assert arabic_numerals(text) == text

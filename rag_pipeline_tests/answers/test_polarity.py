@@ -123,3 +123,12 @@ def test_a_word_of_time_between_the_negation_and_its_head_is_skipped() -> None:
     servo = "Servo is not yet used in consumer-oriented browsers."
     assert mismatch("Servo is already used in consumer browsers.", [servo])
     assert not mismatch("Servo is not used in consumer browsers yet.", [servo])
+
+
+@pytest.mark.parametrize(("claim", "sentence"), [
+    ("Tenure is governed by the type of appointment, regardless of whether he has a competitive status.",
+     "Tenure shall be governed by the type of appointment without regard to whether he has a competitive status."),
+    ("The fee is charged whatever the amount.", "The fee is charged no matter how small the amount is."),
+])
+def test_regardless_said_with_a_negation_word_is_no_mismatch(claim: str, sentence: str) -> None:
+    assert mismatch(claim, [sentence]) is False

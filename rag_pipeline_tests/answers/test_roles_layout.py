@@ -79,3 +79,15 @@ def test_each_figure_of_a_claim_is_read_with_its_own_words() -> None:
     assert misplaced(claim, ad) == []
     found = misplaced("The FCC software compares the inputs of 10 AOA sensors.", ad)
     assert [(m.figure, m.rival) for m in found] == [("10", "2")]
+
+
+@pytest.mark.parametrize(("claim", "passage", "misplaced_figures"), [
+    # the title or volume of a legal citation names a code: no figure of the part numbered beside it
+    ("Part 1 gives 5 U.S.C. 3301 and 3302 as its authority.",
+     "AUTHORITY: 5 U.S.C, 3301, 3302.\n\nSOURCE: 28 FR 10022, Sept. 14, 1963.\n\n$1.1 Positions and employees affected by the rules.", []),
+    ("Its source is 28 FR 10022.", "SOURCE: 28 FR 10022. The rule has 7 parts.", []),
+    # a figure that is no citation's volume is still read in its role
+    ("The fund pays 28 nurses.", "SOURCE: 28 FR 10022.\n\nThe fund pays 7 nurses.\n\nThe school has 28 teachers.", ["28"]),
+])
+def test_a_legal_citations_volume_is_no_figure_in_a_role(claim: str, passage: str, misplaced_figures: list[str]) -> None:
+    assert [m.figure for m in misplaced(claim, passage)] == misplaced_figures
