@@ -33,7 +33,9 @@ MAX_LINES = 2000  # legend lines read per passage (a chunk is far shorter; bound
 _KEY = r"[A-Z0-9]{1,3}"
 _LINE = re.compile(rf"^[ \t]*(?P<key>{_KEY})[ \t]*=(?![=])[ \t]*(?P<meaning>\S.*)$", re.M)
 _VERBS = r"(?:=|means|meant|indicates|identifies|denotes|signifies|represents|stands\s+for|marks|shows)"
-_SAYS = re.compile(rf"(?<![\w.\-/])(?P<key>{_KEY})(?:\s+(?:code|value|indicator))?\s+{_VERBS}\s+(?P<said>[^,;]+)")
+_ASSERTION = rf"(?<![\w.\-/])(?P<key>{_KEY})(?:\s+(?:code|value|indicator))?\s*{_VERBS}\s"
+# what a code is said to mean: up to the next code explained ("0 = Penalty Exclusion 1 = Monthly"), a comma or a semicolon
+_SAYS = re.compile(rf"{_ASSERTION}+(?P<said>[^,;]+?)(?=\s+{_ASSERTION.replace('?P<key>', '?:')}|[,;]|$)")
 _PIECES = re.compile(r"[,;]|\.(?=\s|$)|\s(?:and|while|whereas|but)\s")
 
 

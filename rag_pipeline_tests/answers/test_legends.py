@@ -41,6 +41,9 @@ def test_a_code_given_its_neighbours_meaning_is_named(claim: str, passage: str, 
     ("Indicator 3 means a TC 902 was input through an IDRS terminal.", EXTRACTION),
     ("Code G denotes state and local government employers; F means a federal one.", EMPLOYMENT),
     ("0 means the module is not under IDRS control.", EXTRACTION),
+    # a legend flattened into one line, quoted whole: each code's meaning ends where the next code's begins
+    ("13 58 Previous Module Base Code 0 = Penalty Exclusion 1 = Monthly 2 = Semi-weekly 3 = Monthly/Daily/Semi-weekly",
+     "13 58 Previous Module Base Code\n\n0 = Penalty Exclusion\n\n1 = Monthly\n\n2 = Semi-weekly\n\n3 = Monthly/Daily/Semi-weekly"),
     # a meaning with too few words to point anywhere, or words no line holds: left to the other checks
     ("Code C means church.", EMPLOYMENT),
     ("Code M means a ship owner.", EMPLOYMENT),
