@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 
 from rag_pipeline.answers.fields import Facts, terms
-from rag_pipeline.answers.figures import NUM, prepare, value
+from rag_pipeline.answers.figures import NUM, is_year, prepare, value
 
 NEAR_AFTER = 3  # tokens after a figure that say what it counts ("13 were temporary layoffs")
 NEAR_BEFORE = 2  # and before it ("notices: 71")
@@ -66,7 +66,7 @@ def _figures(claim: str) -> list[tuple[str, set[str]]]:
     found = []
     for i, token in enumerate(tokens):
         number = value(token) if token[:1].isdigit() else None
-        if number is None or re.fullmatch(r"(?:1[89]|20)\d\d", number):
+        if number is None or is_year(number):
             continue
         beside = [t for t in tokens[max(0, i - NEAR_BEFORE):i] + tokens[i + 1:i + 1 + NEAR_AFTER] if not t[:1].isdigit()]
         found.append((number, terms(" ".join(beside))))

@@ -166,6 +166,11 @@ def _arabic(match: re.Match[str]) -> str:
     return f"{match.group('word')}{match.group('gap')}{total}"
 
 
+def is_year(number: str) -> bool:
+    """Whether a canonical number reads as a year (1800-2099): a date's part, no figure of a role."""
+    return re.fullmatch(r"(?:1[89]|20)\d\d", number) is not None
+
+
 def value(number: str, mult: str | None = None, *, exponent: int = 0) -> str | None:
     """A written number as a canonical decimal string ("19,984,378" -> "19984378", "0,30" ->
     "0.3", "1.500.000,5" -> "1500000.5", "1.5" + "million" -> "1500000"), or None when it is not

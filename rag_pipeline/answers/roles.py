@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from rag_pipeline.answers.claim_sentences import rejoined
 from rag_pipeline.answers.fields import canonical
-from rag_pipeline.answers.figures import NUM, value
+from rag_pipeline.answers.figures import NUM, is_year, value
 
 WINDOW = 8  # words either side of a figure that say what it is the figure of
 
@@ -36,7 +36,9 @@ _LETTERS = re.compile(r"[^\W\d_]+")
 _FIGURE = re.compile(rf"(?P<num>{NUM})(?P<pct>%)?")
 # The title or volume number of a legal citation ("5 U.S.C. 3301", "28 FR 10022", "5 CFR 1.1") names
 # the code it cites: no figure of anything (the exact-field rule still checks it)
-_CITATION_VOLUME = re.compile(r"\b\d+\s+(?=(?:u\.\s?s\.\s?c|usc|c\.\s?f\.\s?r|cfr|fr|stat|u\.\s?s)\b)", re.IGNORECASE)
+# (a volume is followed by its code's abbreviation and a section or page: "5 U.S. states" is a count)
+_CITATION_VOLUME = re.compile(r"\b\d+\s+(?=(?:u\.\s?s\.\s?c|usc|c\.\s?f\.\s?r|cfr|fr|stat|u\.\s?s)\b\.?,?\s*§?\s*\d)",
+                              re.IGNORECASE)
 _STOP = frozenset("the a an and or of in on at to for by with from per is are was were be been this that these those "
                   "its it as which who whose has have had do does did than then there their they he she we our "
                   "de der die das le la les et und des du".split())
@@ -78,7 +80,7 @@ def _figures(clause: str) -> list[tuple[int, str, bool, set[str]]]:
         if match is None:
             continue
         number = value(match.group("num"))
-        if number is None or re.fullmatch(r"(?:1[89]|20)\d\d", number):
+        if number is None or is_year(number):
             continue  # not a number; a year
 
         window = tokens[max(0, i - WINDOW):i] + tokens[i + 1:i + 1 + WINDOW]

@@ -88,6 +88,8 @@ def test_each_figure_of_a_claim_is_read_with_its_own_words() -> None:
     ("Its source is 28 FR 10022.", "SOURCE: 28 FR 10022. The rule has 7 parts.", []),
     # a figure that is no citation's volume is still read in its role
     ("The fund pays 28 nurses.", "SOURCE: 28 FR 10022.\n\nThe fund pays 7 nurses.\n\nThe school has 28 teachers.", ["28"]),
+    # "U.S." after a count, with no section number after it, is no citation
+    ("The fund pays 28 U.S. nurses.", "The fund pays 7 U.S. nurses.\n\nThe school has 28 teachers.", ["28"]),
 ])
 def test_a_legal_citations_volume_is_no_figure_in_a_role(claim: str, passage: str, misplaced_figures: list[str]) -> None:
     assert [m.figure for m in misplaced(claim, passage)] == misplaced_figures
